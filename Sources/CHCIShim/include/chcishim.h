@@ -1,0 +1,4 @@
+#ifndef CHCISHIM_H
+#define CHCISHIM_H
+int chcishim_placeholder(void);
+#endif

@@ -1,0 +1,2 @@
+#include "chcishim.h"
+int chcishim_placeholder(void) { return 0; }

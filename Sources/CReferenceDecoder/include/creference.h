@@ -1,0 +1,4 @@
+#ifndef CREFERENCE_H
+#define CREFERENCE_H
+int creference_placeholder(void);
+#endif

@@ -1,0 +1,10 @@
+// Benchmarks: `swift run -c release proxima-bench [suite]`. Figures go into BENCHMARKS.md.
+// Each suite lives in its own file and is registered here.
+let suites: [(name: String, run: () async throws -> Void)] = [
+]
+
+let wanted = Set(CommandLine.arguments.dropFirst())
+for suite in suites where wanted.isEmpty || wanted.contains(suite.name) {
+    print("== \(suite.name)")
+    try await suite.run()
+}

@@ -92,7 +92,7 @@ public enum CaptureReader {
                 throw CaptureError(field: "\(field) included length", offset: recordStart + 4,
                     expected: "at most the original length (\(original)) and 65536", found: "\(included)")
             }
-            let data = try reader.bytes(Int(included), field: "\(field) packet data")
+            let data = Array(try reader.bytes(Int(included), field: "\(field) packet data"))
             let microseconds = Int64(bitPattern: stamp) &- btsnoopUnixEpochMicroseconds
             let direction: PacketDirection = flags & 1 == 1 ? .received : .sent
             index += 1
@@ -106,7 +106,7 @@ public enum CaptureReader {
             } else {
                 let isCommandOrEvent = flags & 2 == 2
                 let type: H4PacketType = isCommandOrEvent ? (direction == .sent ? .command : .event) : .aclData
-                packet = HCIPacket(type: type, body: Array(data))
+                packet = HCIPacket(type: type, body: data)
             }
             packets.append(TimestampedPacket(microseconds: microseconds, direction: direction, packet: packet))
         }
@@ -141,7 +141,7 @@ public enum CaptureReader {
                     expected: "at most 262144", found: "\(included)")
             }
             let dataOffset = reader.position
-            let data = try reader.bytes(Int(included), field: "\(field) packet data")
+            let data = Array(try reader.bytes(Int(included), field: "\(field) packet data"))
             let microseconds = Int64(seconds) * 1_000_000 + Int64(nanoseconds ? fraction / 1000 : fraction)
             index += 1
             switch linkType {
@@ -164,7 +164,7 @@ public enum CaptureReader {
                 packets.append(TimestampedPacket(microseconds: microseconds, direction: direction,
                     packet: HCIPacket(type: h4Type, body: Array(data.dropFirst()))))
             default:
-                if let event = try LELinkLayer.advertisingReportEvent(data, offset: dataOffset, field: field) {
+                if let event = try LELinkLayer.advertisingReportEvent(data[...], offset: dataOffset, field: field) {
                     packets.append(TimestampedPacket(microseconds: microseconds, direction: .received, packet: event))
                 } else {
                     skipped += 1

@@ -66,6 +66,15 @@ struct EmulatorEndToEndTests {
         #expect(btmon.standardOutput.contains("TX power: -61 dB"))
         #expect(btmon.standardOutput.contains("LE Set Scan Enable (0x08|0x000c) plen 2"))
 
+        // Wireshark's decoder reads the pcap (link type 201) and finds the report and its RSSI.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") || BTVirt.isCI {
+            let tshark = try ChildProcess(URL(fileURLWithPath: "/usr/bin/tshark"), ["-r", pcap, "-V"])
+            #expect(try await tshark.waitForExit() == 0, "\(tshark.standardError)")
+            #expect(tshark.standardOutput.contains("Sub Event: LE Advertising Report (0x02)"))
+            #expect(tshark.standardOutput.contains("Company ID: Apple, Inc. (0x004c)"))
+            #expect(tshark.standardOutput.contains("RSSI: 127 dBm"))
+        }
+
         // Replays of both recordings give the live sightings again, byte for byte and
         // microsecond for microsecond; only the receiver name differs.
         for file in [btsnoop, pcap] {

@@ -10,6 +10,9 @@ struct Proxima: AsyncParsableCommand {
             Advertise.self,
             Transmitters.self,
             Scan.self,
+            Encode.self,
+            Decode.self,
+            NewUUID.self,
         ]
     )
 }

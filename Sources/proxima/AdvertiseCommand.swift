@@ -77,7 +77,9 @@ struct Advertise: AsyncParsableCommand {
         let host = HostController(transport: transport)
         let linkEvents = await host.events()
         do {
-            printLive("Reset, then enable LE Meta events")
+            printLive(transport.isSharedWithKernel
+                ? "Raw channel shared with the kernel: no Reset"
+                : "Reset, then enable LE Meta events")
             try await host.prepareForLE()
             try await BeaconAdvertiser.start(frame, interval: interval, on: host) { step in printLive(step.summary) }
         } catch {

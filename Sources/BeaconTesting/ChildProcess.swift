@@ -9,8 +9,8 @@ import Glibc
 public final class ChildProcess: @unchecked Sendable {
     private let process = Process()
     private let lock = NSLock()
-    private var stdoutText = ""
-    private var stderrText = ""
+    private var stdoutData = Data()
+    private var stderrData = Data()
 
     /// The `proxima` executable built next to the test bundle.
     public static var proximaExecutable: URL {
@@ -54,14 +54,14 @@ public final class ChildProcess: @unchecked Sendable {
 
     private func append(_ data: Data, toStdout: Bool) {
         guard !data.isEmpty else { return }
-        let text = String(decoding: data, as: UTF8.self)
+        // Kept as bytes: a read may end inside a multi-byte character.
         lock.lock()
-        if toStdout { stdoutText += text } else { stderrText += text }
+        if toStdout { stdoutData.append(data) } else { stderrData.append(data) }
         lock.unlock()
     }
 
-    public var standardOutput: String { lock.lock(); defer { lock.unlock() }; return stdoutText }
-    public var standardError: String { lock.lock(); defer { lock.unlock() }; return stderrText }
+    public var standardOutput: String { lock.lock(); defer { lock.unlock() }; return String(decoding: stdoutData, as: UTF8.self) }
+    public var standardError: String { lock.lock(); defer { lock.unlock() }; return String(decoding: stderrData, as: UTF8.self) }
     public var outputLines: [String] { standardOutput.split(separator: "\n").map(String.init) }
 
     /// Waits until a line of standard output satisfies `predicate`; nil when the process ended

@@ -89,6 +89,50 @@ struct EmulatorEndToEndTests {
         }
     }
 
+    @Test func savedTransmitterIsAdvertisedByName() async throws {
+        let emulator = try BTVirt.start()
+        defer { emulator.stop() }
+        let environment = ["PROXIMA_CONFIG_DIR": emulator.directory.appendingPathComponent("config").path]
+        let add = try ChildProcess.proxima(["transmitters", "add", "--name", "front-door", "--uuid", Self.uuid,
+                                            "--major", "300", "--minor", "4", "--power", "-70"], environment: environment)
+        #expect(try await add.waitForExit() == 0)
+        let advertiser = try ChildProcess.proxima(["advertise", "--config", "front-door", "--h4", emulator.leSocketPath],
+                                                  environment: environment)
+        #expect(try await advertiser.waitForLine { $0.hasPrefix("Advertising iBeacon") } != nil, "\(advertiser.standardError)")
+        let scan = try ChildProcess.proxima(["scan", "--h4", emulator.leSocketPath, "--json", "--region", "\(Self.uuid):300"])
+        #expect(try await scan.waitForLine { $0.hasPrefix("{") } != nil, "\(scan.standardError)")
+        let heard = try #require(try Self.sightings(scan.outputLines).first?.frame.iBeacon)
+        #expect(heard == IBeaconFrame(identity: BeaconIdentity(uuid: UUID(uuidString: Self.uuid)!, major: 300, minor: 4),
+                                      measuredPower: MeasuredPower(-70)))
+        scan.signal(SIGINT)
+        advertiser.signal(SIGTERM)
+        #expect(try await scan.waitForExit() == 0)
+        #expect(try await advertiser.waitForExit() == 0)
+    }
+
+    @Test func regionFilterHidesOtherBeacons() async throws {
+        let emulator = try BTVirt.start()
+        defer { emulator.stop() }
+        let inside = try ChildProcess.proxima(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
+                                               "--major", "1", "--minor", "1"])
+        let outside = try ChildProcess.proxima(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
+                                                "--major", "2", "--minor", "1"])
+        #expect(try await inside.waitForLine { $0.hasPrefix("Advertising") } != nil)
+        #expect(try await outside.waitForLine { $0.hasPrefix("Advertising") } != nil)
+        let filtered = try ChildProcess.proxima(["scan", "--h4", emulator.leSocketPath, "--json", "--region", "\(Self.uuid):1:1"])
+        let unfiltered = try ChildProcess.proxima(["scan", "--h4", emulator.leSocketPath, "--json"])
+        // The unfiltered scan is the control: once it heard both, the filtered one heard them too.
+        try await waitUntil { (try? Self.sightings(unfiltered.outputLines).count) == 2 }
+        #expect(try Self.sightings(unfiltered.outputLines).count == 2)
+        try await waitUntil { !filtered.outputLines.isEmpty }
+        for child in [filtered, unfiltered] { child.signal(SIGINT) }
+        #expect(try await filtered.waitForExit() == 0)
+        #expect(try await unfiltered.waitForExit() == 0)
+        #expect(try Self.sightings(filtered.outputLines).compactMap { $0.frame.iBeacon?.identity.major } == [1])
+        for child in [inside, outside] { child.signal(SIGTERM) }
+        for child in [inside, outside] { #expect(try await child.waitForExit() == 0) }
+    }
+
     @Test func killingTheEmulatorEndsTheScanWithAClearErrorAndNonZeroExit() async throws {
         let emulator = try BTVirt.start()
         defer { emulator.stop() }

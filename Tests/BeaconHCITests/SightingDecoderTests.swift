@@ -45,3 +45,28 @@ import Testing
         #expect(throws: IdentityPatternError.self) { try IdentityPattern(parsing: "not-a-uuid") }
     }
 }
+
+@Suite struct ExtendedReportTests {
+    /// LE Extended Advertising Report (Core Spec v5.4, Vol 4, Part E, 7.7.65.13) of a legacy
+    /// ADV_NONCONN_IND, as a 5.x controller reports it when extended scanning is used.
+    @Test func extendedReportGivesTheSameSighting() throws {
+        let beacon = IBeaconFrame(identity: BeaconIdentity(uuid: UUID(uuidString: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")!,
+                                                           major: 10, minor: 20), measuredPower: MeasuredPower(-77))
+        let data = beacon.advertisingData()
+        var parameters: [UInt8] = [0x0D, 0x01]        // subevent, one report
+        parameters += [0x10, 0x00]                     // Event_Type: legacy PDU, data complete
+        parameters += [0x01]                           // random address
+        parameters += [0x66, 0x55, 0x44, 0x33, 0x22, 0xC1]
+        parameters += [0x01, 0x00, 0xFF, 0x7F]         // primary PHY 1M, no secondary, no SID, TX power n/a
+        parameters += [0xC4]                           // RSSI −60 dBm
+        parameters += [0x00, 0x00, 0x00]               // no periodic interval, direct address type
+        parameters += [0, 0, 0, 0, 0, 0]               // direct address
+        parameters += [UInt8(data.count)] + data
+        let packet = TimestampedPacket(microseconds: 5_000_000, direction: .received,
+                                       packet: HCIEvent(code: .leMeta, parameters: parameters).packet)
+        let outcome = SightingDecoder(receiver: "hci0").decode(packet)
+        #expect(outcome.malformed.isEmpty)
+        #expect(outcome.sightings == [Sighting(time: 5, receiver: "hci0", address: BluetoothAddress("C1:22:33:44:55:66")!,
+                                               rssi: -60, frame: .iBeacon(beacon))])
+    }
+}

@@ -24,8 +24,9 @@ struct EmulatorEndToEndTests {
         let btsnoop = work.appendingPathComponent("scan.btsnoop").path
         let pcap = work.appendingPathComponent("scan.pcap").path
 
+        let advertiserCapture = work.appendingPathComponent("advertiser.btsnoop").path
         let first = try ChildProcess.proxima(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
-                                              "--major", "7", "--minor", "42", "--power", "-61"])
+                                              "--major", "7", "--minor", "42", "--power", "-61", "--record", advertiserCapture])
         #expect(try await first.waitForLine { $0.hasPrefix("Advertising iBeacon") } != nil, "advertiser: \(first.standardError)")
         #expect(first.standardOutput.contains("LE Set Advertising Parameters: non-connectable (ADV_NONCONN_IND), every 100 ms"))
 
@@ -43,6 +44,13 @@ struct EmulatorEndToEndTests {
         #expect(try await first.waitForExit() == 0)
         #expect(first.standardOutput.contains("SIGINT received: LE Set Advertising Enable: off"))
         #expect(first.standardOutput.contains("Advertising stopped."))
+        // The advertiser's own recording ends with advertising disabled, and the emulator agreed.
+        let advertiserLog = try ChildProcess(URL(fileURLWithPath: "/usr/bin/btmon"), ["-r", advertiserCapture])
+        #expect(try await advertiserLog.waitForExit() == 0)
+        let tail = advertiserLog.standardOutput.components(separatedBy: "< HCI Command:").last ?? ""
+        #expect(tail.contains("LE Set Advertise Enable (0x08|0x000a) plen 1"), "\(tail)")
+        #expect(tail.contains("Advertising: Disabled (0x00)"), "\(tail)")
+        #expect(tail.contains("Status: Success (0x00)"), "\(tail)")
 
         let second = try ChildProcess.proxima(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
                                                "--major", "8", "--minor", "42", "--power", "-61"])

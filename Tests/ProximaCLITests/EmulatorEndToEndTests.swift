@@ -144,15 +144,19 @@ struct EmulatorEndToEndTests {
     @Test func killingTheEmulatorEndsTheScanWithAClearErrorAndNonZeroExit() async throws {
         let emulator = try BTVirt.start()
         defer { emulator.stop() }
+        let advertiser = try ChildProcess.proxima(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
+                                                   "--major", "1", "--minor", "1"])
+        #expect(try await advertiser.waitForLine { $0.hasPrefix("Advertising iBeacon") } != nil)
         let scan = try ChildProcess.proxima(["scan", "--h4", emulator.leSocketPath])
-        try await waitUntil { scan.standardError.contains("Scanning on") }
-        #expect(scan.standardError.contains("Scanning on"), "\(scan.standardError)")
+        #expect(try await scan.waitForLine { $0.contains("iBeacon") } != nil, "\(scan.standardError)")
         emulator.kill()
-        // A hang guard only: the exit normally follows within milliseconds.
-        let status = try await scan.waitForExit(timeout: .seconds(10))
-        #expect(status != nil, "the scan must not hang when the controller disappears")
-        #expect(status != 0)
-        #expect(scan.standardError.contains("the controller closed the connection"), "\(scan.standardError)")
+        // A hang guard only: the exits normally follow within milliseconds.
+        for child in [scan, advertiser] {
+            let status = try await child.waitForExit(timeout: .seconds(10))
+            #expect(status != nil, "no process may hang when the controller disappears")
+            #expect(status != 0)
+            #expect(child.standardError.contains("the controller closed the connection"), "\(child.standardError)")
+        }
     }
 
     @Test func advertiseOnAMissingSocketFailsClearly() async throws {

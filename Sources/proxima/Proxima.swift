@@ -7,6 +7,10 @@ struct Proxima: AsyncParsableCommand {
         abstract: "An iBeacon system for Linux: transmit, scan, monitor, range, simulate and serve.",
         subcommands: [
             // Each issue adds its commands here.
+            Monitor.self,
+            Range.self,
+            Calibrate.self,
+            Regions.self,
         ]
     )
 }

@@ -5,9 +5,11 @@ import Foundation
 public enum Pacing: Sendable, Hashable {
     /// Virtual time: sightings come as fast as they can be computed.
     case virtual
-    /// Each sighting is released when its simulated time has passed on the wall clock since the
-    /// stream started.
-    case realTime
+    /// Each sighting is released when its simulated time divided by the factor has passed on the
+    /// wall clock since the stream started (1 is real time, 10 ten times faster).
+    case scaled(Double)
+
+    public static let realTime = Pacing.scaled(1)
 }
 
 extension Simulation {
@@ -26,8 +28,8 @@ extension Simulation {
             var produced = 0
             while let next = simulation.next() {
                 if Task.isCancelled { break }
-                if pacing == .realTime {
-                    let due = start + .milliseconds(Int64(next.sighting.time * 1000))
+                if case .scaled(let factor) = pacing, factor > 0 {
+                    let due = start + .microseconds(Int64(next.sighting.time / factor * 1_000_000))
                     if due > clock.now { try? await clock.sleep(until: due) }
                 } else {
                     produced += 1

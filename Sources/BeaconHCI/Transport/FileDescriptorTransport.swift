@@ -53,7 +53,16 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
     deinit { close() }
 
     public func send(_ packet: HCIPacket) throws {
-        let bytes = packet.h4Bytes
+        try write(bytes: packet.h4Bytes, what: "\(packet.type)")
+    }
+
+    /// Writes bytes as they are, with no framing: for test controllers that send partial
+    /// packets or garbage.
+    public func writeRaw(_ bytes: [UInt8]) throws {
+        try write(bytes: bytes, what: "\(bytes.count) raw bytes")
+    }
+
+    private func write(bytes: [UInt8], what: String) throws {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { throw HCITransportError(transport: name, message: "the transport is closed") }
@@ -69,7 +78,7 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
                     continue
                 }
                 throw HCITransportError(transport: name,
-                    message: "writing \(packet.type) failed: \(String(cString: strerror(code))) (errno \(code))")
+                    message: "writing \(what) failed: \(String(cString: strerror(code))) (errno \(code))")
             }
             written += result
         }
@@ -121,6 +130,9 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
                     continuation.yield(TimestampedPacket(microseconds: stamp, direction: .received, packet: packet))
                 }
             } catch {
+                for packet in error.completedPackets {
+                    continuation.yield(TimestampedPacket(microseconds: stamp, direction: .received, packet: packet))
+                }
                 failure = HCITransportError(transport: name, message: error.description)
                 break reading
             }

@@ -37,7 +37,7 @@ public struct H4Framer: Sendable {
             guard let header = Self.headerLayout(type) else {
                 switch policy {
                 case .fail:
-                    throw H4FramingError(offset: bufferOffset + start, found: buffer[start])
+                    throw H4FramingError(offset: bufferOffset + start, found: buffer[start], completedPackets: packets)
                 case .resynchronize:
                     droppedBytes += 1
                     start += 1
@@ -85,6 +85,14 @@ public struct H4FramingError: Error, Sendable, Hashable, CustomStringConvertible
     /// Offset of the bad byte from the start of the stream.
     public var offset: Int
     public var found: UInt8
+    /// Packets completed in the same read before the bad byte: still good, deliver them.
+    public var completedPackets: [HCIPacket]
+
+    public init(offset: Int, found: UInt8, completedPackets: [HCIPacket] = []) {
+        self.offset = offset
+        self.found = found
+        self.completedPackets = completedPackets
+    }
 
     public var description: String {
         "H4 stream out of step at byte \(offset): expected a packet type (0x01 command, 0x02 ACL, "

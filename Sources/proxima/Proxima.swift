@@ -10,6 +10,7 @@ struct Proxima: AsyncParsableCommand {
             Advertise.self,
             Transmitters.self,
             Scan.self,
+            Simulate.self,
         ]
     )
 }

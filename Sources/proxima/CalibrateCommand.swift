@@ -41,7 +41,7 @@ struct Calibrate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let sightings = try source.makeSightings()
+        let sightings = try await source.makeSightings()
         let wanted = duration
         let collecting = Task { () throws -> CalibrationCollector in
             var collector = CalibrationCollector(target: try target())

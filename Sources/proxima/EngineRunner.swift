@@ -13,7 +13,7 @@ enum EngineRunner {
         let startTime: Double? = live ? Date().timeIntervalSince1970 : nil
         for region in monitor { try await manager.startMonitoring(region, at: startTime) }
         for region in range { await manager.startRanging(region) }
-        let sightings = try source.makeSightings()
+        let sightings = try await source.makeSightings()
         let flushSpan = flushSeconds(configuration)
 
         let ticker: Task<Void, Never>? = live ? Task {

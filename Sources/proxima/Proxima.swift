@@ -11,6 +11,10 @@ struct Proxima: AsyncParsableCommand {
             Range.self,
             Calibrate.self,
             Regions.self,
+            Advertise.self,
+            Transmitters.self,
+            Scan.self,
+            Simulate.self,
         ]
     )
 }

@@ -1,5 +1,8 @@
 import ArgumentParser
+import BeaconHCI
 import BeaconKit
+import BeaconSimulator
+import Foundation
 
 /// Where sightings come from. Shared by every command that consumes sightings (scan, monitor,
 /// range, calibrate, gateway), so that each of them works on every source.
@@ -34,13 +37,35 @@ struct SourceOptions: ParsableArguments {
     }
 
     /// A stream of sightings from the chosen source. Sources not yet built say so.
-    func makeSightings() throws -> AsyncThrowingStream<Sighting, any Error> {
-        if device != nil || h4 != nil || serial != nil || replay != nil {
-            throw ValidationError("HCI sources are not available in this build yet")
+    func makeSightings() async throws -> AsyncThrowingStream<Sighting, any Error> {
+        if let replay {
+            return try CaptureReplay.sightings(url: URL(fileURLWithPath: replay), speed: speed)
         }
-        if simulate != nil {
-            throw ValidationError("the simulator source is not available in this build yet")
+        if let endpoint = try controllerEndpoint(device: device, h4: h4, serial: serial) {
+            return try await SightingSource.scan(endpoint, settings: ScanSettings(), recorders: []).sightings
+        }
+        if let simulate {
+            let scenario: Scenario
+            do { scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: simulate)) } catch {
+                throw ValidationError("\(simulate): \(error)")
+            }
+            return Simulation.sightings(scenario, pacing: speed == 0 ? .virtual : .scaled(speed))
         }
         throw ValidationError("choose a source: --device hci0, --h4 PATH, --serial DEV, --replay FILE or --simulate SCENARIO")
+    }
+}
+
+extension SourceOptions {
+    /// Like `makeSightings()`, with scan settings and capture recording for live controllers,
+    /// and a `stop()` that disables the scan.
+    func openSightings(scan settings: ScanSettings, recorders: [any PacketRecorder]) async throws -> SightingSource {
+        if let endpoint = try controllerEndpoint(device: device, h4: h4, serial: serial) {
+            return try await SightingSource.scan(endpoint, settings: settings, recorders: recorders)
+        }
+        if let replay {
+            let stream = try CaptureReplay.sightings(url: URL(fileURLWithPath: replay), speed: speed)
+            return SightingSource(sightings: stream, description: "Replaying \(replay)", stop: {})
+        }
+        return SightingSource(sightings: try await makeSightings(), description: nil, stop: {})
     }
 }

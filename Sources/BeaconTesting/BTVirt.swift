@@ -1,0 +1,91 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// BlueZ's controller emulator, started by `scripts/btvirt-harness` in a private directory and
+/// stopped by `stop()` (or when the value is released).
+///
+/// Every connection to `leSocketPath` is a fresh LE controller; all share one emulated air.
+/// The emulator sends one report per advertiser when advertising or scanning is enabled, with
+/// RSSI 127 ("not available"); it does not repeat at the advertising interval.
+public final class BTVirt: @unchecked Sendable {
+    public let directory: URL
+    public var leSocketPath: String { directory.appendingPathComponent("bt-server-le").path }
+    private let process: Process
+    private let log: URL
+
+    /// True when CI=true: emulator tests must fail, not skip, when the emulator cannot start.
+    public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// Whether emulator tests should run: always on CI (so a missing emulator fails them),
+    /// elsewhere when btvirt and gcc are installed or can be installed (running as root).
+    public static var shouldRunTests: Bool {
+        isCI || (commandExists("gcc") && (commandExists("btvirt") || getuid() == 0))
+    }
+
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Starts the emulator and waits until its LE socket accepts connections.
+    public static func start(timeout: Duration = .seconds(300)) throws -> BTVirt {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("proxima-btvirt-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let log = directory.appendingPathComponent("btvirt.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [packageRoot.appendingPathComponent("scripts/btvirt-harness").path, "run", directory.path]
+        let logHandle = try FileHandle(forWritingTo: log)
+        process.standardOutput = logHandle
+        process.standardError = logHandle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let emulator = BTVirt(directory: directory, process: process, log: log)
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            if FileManager.default.fileExists(atPath: emulator.leSocketPath) { return emulator }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        emulator.stop()
+        throw BTVirtError(message: "btvirt did not start (socket \(emulator.leSocketPath) never appeared); log:\n\(output)")
+    }
+
+    private init(directory: URL, process: Process, log: URL) {
+        self.directory = directory
+        self.process = process
+        self.log = log
+    }
+
+    deinit { stop() }
+
+    public var isRunning: Bool { process.isRunning }
+
+    /// Kills the emulator at once (SIGKILL), as a crash would.
+    public func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Stops the emulator and removes its directory.
+    public func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func commandExists(_ name: String) -> Bool {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
+    }
+}
+
+public struct BTVirtError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

@@ -1,0 +1,135 @@
+import ArgumentParser
+import BeaconHCI
+import BeaconKit
+import Foundation
+
+struct Advertise: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Transmit as an iBeacon until interrupted (SIGINT or SIGTERM disables advertising first).")
+
+    @Option(help: "Proximity UUID.")
+    var uuid: String?
+
+    @Option(help: "Major, 0…65535.")
+    var major: Int?
+
+    @Option(help: "Minor, 0…65535.")
+    var minor: Int?
+
+    @Option(parsing: .unconditional, help: "Measured power: RSSI at 1 m in dBm.")
+    var power: Int?
+
+    @Option(help: "Advertising interval, 20ms…10240ms.")
+    var interval: String = "100ms"
+
+    @Option(help: "Advertise a saved transmitter (see `proxima transmitters`).")
+    var config: String?
+
+    @OptionGroup var controller: ControllerOptions
+
+    func validate() throws {
+        guard let parsed = LEInterval.parse(interval), (20...10_240).contains(parsed.milliseconds) else {
+            throw ValidationError("--interval '\(interval)' must be between 20ms and 10240ms, e.g. 100ms")
+        }
+        if config == nil && (uuid == nil || major == nil || minor == nil) {
+            throw ValidationError("give --uuid, --major and --minor, or --config NAME")
+        }
+        if config != nil && (uuid != nil || major != nil || minor != nil) {
+            throw ValidationError("--config NAME takes the identity from the saved transmitter; drop --uuid/--major/--minor")
+        }
+    }
+
+    func frame() throws -> IBeaconFrame {
+        if let config {
+            var saved = try TransmitterStore().transmitter(named: config)
+            guard saved.enabled else {
+                throw ValidationError("transmitter '\(config)' is switched off; switch it on with `proxima transmitters on \(config)`")
+            }
+            if let power { saved.measuredPower = try BeaconIdentity.parseMeasuredPower(power) }
+            return saved.frame
+        }
+        let identity = BeaconIdentity(uuid: try BeaconIdentity.parseUUID(uuid ?? ""),
+                                      major: try BeaconIdentity.parseNumber(major ?? 0, field: "major"),
+                                      minor: try BeaconIdentity.parseNumber(minor ?? 0, field: "minor"))
+        return IBeaconFrame(identity: identity, measuredPower: try BeaconIdentity.parseMeasuredPower(power ?? -59))
+    }
+
+    func run() async throws {
+        let frame: IBeaconFrame
+        do {
+            frame = try self.frame()
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let interval = LEInterval.parse(interval) ?? BeaconAdvertiser.defaultInterval
+        let endpoint = try controller.endpoint()
+        let signals = ProcessSignals.stream()
+        let transport: FileDescriptorTransport
+        do {
+            transport = try endpoint.open()
+        } catch {
+            printError("\(error)")
+            throw ExitCode.failure
+        }
+        printLive("Controller \(endpoint)\(transport.channelNote.map { " (\($0))" } ?? "")")
+        let host = HostController(transport: transport)
+        let linkEvents = await host.events()
+        do {
+            printLive("Reset, then enable LE Meta events")
+            try await host.prepareForLE()
+            try await BeaconAdvertiser.start(frame, interval: interval, on: host) { step in printLive(step.summary) }
+        } catch {
+            printError("\(error)")
+            await host.close()
+            throw ExitCode.failure
+        }
+        printLive("Advertising iBeacon \(frame.identity.uuid.uuidString) major \(frame.identity.major) minor \(frame.identity.minor) "
+                  + "power \(frame.measuredPower.dBm) dBm every \(interval). Press Ctrl-C to stop.")
+
+        let watcher = Task { () -> String? in
+            do {
+                for try await _ in linkEvents {}
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        let stopper = Task { () -> Int32? in
+            for await number in signals { return number }
+            return nil
+        }
+        let outcome = await withTaskGroup(of: StopReason.self) { group in
+            group.addTask { .signal(await stopper.value) }
+            group.addTask { .link(await watcher.value) }
+            let first = await group.next() ?? .signal(nil)
+            group.cancelAll()
+            watcher.cancel()
+            stopper.cancel()
+            return first
+        }
+        switch outcome {
+        case .signal(let number):
+            printLive("\(number.map(ProcessSignals.name) ?? "Stop") received: \(BeaconAdvertiser.stopStep.summary)")
+            do {
+                try await BeaconAdvertiser.stop(on: host)
+            } catch {
+                printError("could not disable advertising: \(error)")
+                await host.close()
+                throw ExitCode.failure
+            }
+            await host.close()
+            printLive("Advertising stopped.")
+        case .link(let message):
+            printError(message ?? "the controller link closed")
+            await host.close()
+            throw ExitCode.failure
+        }
+    }
+
+    enum StopReason: Sendable {
+        case signal(Int32?)
+        case link(String?)
+    }
+}

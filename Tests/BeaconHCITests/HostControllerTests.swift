@@ -1,0 +1,167 @@
+import BeaconHCI
+import BeaconKit
+import BeaconTesting
+import Testing
+
+@Suite struct HostControllerTests {
+    @Test func commandCompleteReturnsItsParameters() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport)
+        async let reply = host.send(HCICommand(opcode: .readBDAddress))
+        let command = try #require(await script.nextCommand())
+        #expect(command.opcode == .readBDAddress)
+        try script.send(ScriptedController.commandComplete(.readBDAddress, returnParameters: [1, 2, 3, 4, 5, 6]))
+        #expect(try await reply.returnParameters == [1, 2, 3, 4, 5, 6])
+        await host.close()
+    }
+
+    @Test func silenceTimesOutNamingTheCommand() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .milliseconds(100))
+        await #expect(throws: HostControllerError.timedOut(opcode: .leSetScanEnable, after: .milliseconds(100), ignoredReplies: [])) {
+            try await host.send(LECommand.setScanEnable(true))
+        }
+        // The lost reply must not wedge the link: the next command goes out and succeeds.
+        async let next = host.send(HCICommand(opcode: .reset))
+        var command = try #require(await script.nextCommand())
+        if command.opcode == .leSetScanEnable { command = try #require(await script.nextCommand()) }
+        #expect(command.opcode == .reset)
+        try script.send(ScriptedController.commandComplete(.reset))
+        _ = try await next
+        await host.close()
+    }
+
+    @Test func failingStatusThrowsTheStatusName() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport)
+        async let reply = host.send(LECommand.setAdvertisingParameters(interval: LEInterval(units: 0x00A0)))
+        _ = try #require(await script.nextCommand())
+        try script.send(ScriptedController.commandComplete(.leSetAdvertisingParameters, status: .commandDisallowed))
+        do {
+            _ = try await reply
+            Issue.record("a refused command must throw")
+        } catch let error as HostControllerError {
+            #expect(error.status == .commandDisallowed)
+            #expect(error.description.contains("LE Set Advertising Parameters (0x2006)"))
+            #expect(error.description.contains("Command Disallowed (0x0C)"))
+        }
+        await host.close()
+    }
+
+    @Test func commandStatusFailureThrows() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport)
+        let reply = Task { try await host.send(LECommand.setScanEnable(true)) }
+        _ = try #require(await script.nextCommand())
+        try script.send(CommandStatus(status: .unknownCommand, numberOfCommandPackets: 1, opcode: .leSetScanEnable).event)
+        await #expect(throws: HostControllerError.commandFailed(opcode: .leSetScanEnable, status: .unknownCommand)) {
+            try await reply.value
+        }
+        await host.close()
+    }
+
+    @Test func replyForAnotherOpcodeIsNotTakenAsTheAnswer() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
+        async let reply = host.send(LECommand.setAdvertisingEnable(true))
+        _ = try #require(await script.nextCommand())
+        // A failing reply for a different command: must be ignored, not applied to ours.
+        try script.send(ScriptedController.commandComplete(.leSetScanEnable, status: .commandDisallowed))
+        try script.send(ScriptedController.commandComplete(.leSetAdvertisingEnable))
+        let answer = try await reply
+        #expect(answer.opcode == .leSetAdvertisingEnable)
+        #expect(await host.unmatchedReplies == [.leSetScanEnable])
+        await host.close()
+    }
+
+    @Test func onlyAReplyForAnotherOpcodeTimesOutAndSaysSo() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .milliseconds(200))
+        async let reply = host.send(HCICommand(opcode: .reset))
+        _ = try #require(await script.nextCommand())
+        try script.send(ScriptedController.commandComplete(.leSetScanParameters))
+        do {
+            _ = try await reply
+            Issue.record("expected a timeout")
+        } catch let error as HostControllerError {
+            guard case .timedOut(let opcode, _, let ignored) = error else {
+                Issue.record("expected timedOut, got \(error)")
+                return
+            }
+            #expect(opcode == .reset)
+            #expect(ignored == [.leSetScanParameters])
+            #expect(error.description.contains("LE Set Scan Parameters"))
+        }
+        await host.close()
+    }
+
+    @Test func waitsForCommandCreditsBeforeSending() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
+        async let first = host.send(HCICommand(opcode: .reset))
+        let firstSeen = try #require(await script.nextCommand())
+        #expect(firstSeen.opcode == .reset)
+        // Answer, but grant no credit: the controller cannot take another command yet.
+        try script.send(ScriptedController.commandComplete(.reset, credits: 0))
+        _ = try await first
+        async let second = host.send(LECommand.setScanEnable(false))
+        // Give the host every chance to send early; the credit-only event then releases it.
+        try await Task.sleep(for: .milliseconds(100))
+        try script.send(CommandComplete(numberOfCommandPackets: 1, opcode: .noOperation, returnParameters: []).event)
+        let secondSeen = try #require(await script.nextCommand())
+        #expect(secondSeen.opcode == .leSetScanEnable)
+        try script.send(ScriptedController.commandComplete(.leSetScanEnable))
+        _ = try await second
+        await host.close()
+    }
+
+    @Test func garbageOnH4FailsWithOffsetAndByte() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
+        async let reply = host.send(HCICommand(opcode: .reset))
+        _ = try #require(await script.nextCommand())
+        try script.writeRaw([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00, 0x7E, 0x00])
+        _ = try await reply
+        do {
+            try await host.send(HCICommand(opcode: .reset))
+            Issue.record("a link out of step must fail the next command")
+        } catch let error as HostControllerError {
+            #expect(error.description.contains("byte 7"))
+            #expect(error.description.contains("0x7E"))
+        }
+        await host.close()
+    }
+
+    @Test(arguments: 1..<6)
+    func replySplitAtEveryByteIsReassembled(split: Int) async throws {
+        let script = try ScriptedController(messageBoundaries: true)
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
+        async let reply = host.send(HCICommand(opcode: .readBDAddress))
+        _ = try #require(await script.nextCommand())
+        let bytes = ScriptedController.commandComplete(.readBDAddress, returnParameters: [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
+            .packet.h4Bytes
+        // Split once at `split`, then dribble the rest one byte per read.
+        try script.writeRaw(Array(bytes[..<split]))
+        for byte in bytes[split...] { try script.writeRaw([byte]) }
+        #expect(try await reply.returnParameters == [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
+        await host.close()
+    }
+
+    @Test func controllerGoingAwayFailsTheCommandInFlight() async throws {
+        let script = try ScriptedController()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(30))
+        async let reply = host.send(HCICommand(opcode: .reset))
+        _ = try #require(await script.nextCommand())
+        script.disconnect()
+        do {
+            _ = try await reply
+            Issue.record("expected the link failure")
+        } catch let error as HostControllerError {
+            guard case .linkFailed(let message) = error else {
+                Issue.record("expected linkFailed, got \(error)")
+                return
+            }
+            #expect(message.contains("closed the connection"))
+        }
+    }
+}

@@ -60,7 +60,7 @@ struct Calibrate: AsyncParsableCommand {
         deadline?.cancel()
         let report: CalibrationReport
         do { report = try collector.report(minimumDuration: Calibration.minimumDuration) } catch {
-            throw ValidationError(error.description)
+            throw EngineCommandError(error.description)
         }
         if json {
             print(Terminal.jsonLine(report))

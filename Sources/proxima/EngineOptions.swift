@@ -12,6 +12,9 @@ struct EngineOptions: ParsableArguments {
     @Flag(help: "Ignore the stored regions; use only --region.")
     var noStoredRegions = false
 
+    @Option(help: "Use only sightings from this receiver (one engine models one receiver; sources such as the simulator have several).")
+    var receiver: String?
+
     @Flag(help: "Print one JSON object per event instead of a table.")
     var json = false
 
@@ -98,4 +101,10 @@ extension SourceOptions {
     /// Live sources stamp sightings with the wall clock, so the engine must be ticked with it
     /// between packets; replays and the simulator carry their own time.
     var deliversLiveTime: Bool { device != nil || h4 != nil || serial != nil }
+}
+
+/// A refusal at run time (not a usage mistake), printed without the usage text.
+struct EngineCommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

@@ -7,7 +7,7 @@ import Foundation
 /// clock moves on far enough for pending exits and the last ranging cycles.
 enum EngineRunner {
     static func events(source: SourceOptions, configuration: EngineConfiguration,
-                       monitor: [BeaconRegion], range: [BeaconRegion]) async throws -> (AsyncStream<BeaconEvent>, Task<Void, any Error>) {
+                       monitor: [BeaconRegion], range: [BeaconRegion], receiver: String? = nil) async throws -> (AsyncStream<BeaconEvent>, Task<Void, any Error>) {
         let manager = BeaconManager(configuration: configuration)
         let live = source.deliversLiveTime
         let startTime: Double? = live ? Date().timeIntervalSince1970 : nil
@@ -26,6 +26,7 @@ enum EngineRunner {
             var last: Double?
             do {
                 for try await sighting in sightings {
+                    if let receiver, sighting.receiver != receiver { continue }
                     await manager.receive(sighting)
                     last = sighting.time
                 }

@@ -26,7 +26,7 @@ struct Monitor: AsyncParsableCommand {
         // Ranging the same regions gives the once-a-second heartbeat that refreshes the table.
         let table = Terminal.isInteractive && !engine.json
         let (events, feeder) = try await EngineRunner.events(
-            source: source, configuration: try engine.configuration(), monitor: regions, range: table ? regions : [])
+            source: source, configuration: try engine.configuration(), monitor: regions, range: table ? regions : [], receiver: engine.receiver)
         var view = MonitorTable(regions: regions)
         for await event in events {
             if engine.json {

@@ -18,7 +18,7 @@ struct Range: AsyncParsableCommand {
     func run() async throws {
         let regions = try engine.allRegions()
         let (events, feeder) = try await EngineRunner.events(
-            source: source, configuration: try engine.configuration(), monitor: [], range: regions)
+            source: source, configuration: try engine.configuration(), monitor: [], range: regions, receiver: engine.receiver)
         let table = Terminal.isInteractive && !engine.json
         var latest: [String: [RangedBeacon]] = [:]
         for await event in events {

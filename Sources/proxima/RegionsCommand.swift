@@ -70,7 +70,7 @@ struct Regions: ParsableCommand {
 
         func run() throws {
             guard try RegionStore().remove(identifier: identifier) else {
-                throw ValidationError("no stored region has the identifier '\(identifier)' (see `proxima regions list`)")
+                throw EngineCommandError("no stored region has the identifier '\(identifier)' (see `proxima regions list`)")
             }
             print("removed \(identifier)")
         }

@@ -35,7 +35,7 @@ public struct RangedBeacon: Sendable, Hashable {
         let lhsKnown = lhs.accuracy >= 0, rhsKnown = rhs.accuracy >= 0
         if lhsKnown != rhsKnown { return lhsKnown }
         if lhsKnown && lhs.accuracy != rhs.accuracy { return lhs.accuracy < rhs.accuracy }
-        return lhs.identity < rhs.identity
+        return IdentityKey(lhs.identity) < IdentityKey(rhs.identity)
     }
 }
 

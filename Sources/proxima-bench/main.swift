@@ -2,6 +2,7 @@
 // Each suite lives in its own file and is registered here.
 let suites: [(name: String, run: () async throws -> Void)] = [
     ("engine", { try EngineBenchmark.run() }),
+    ("hci", HCIBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -15,6 +15,9 @@ struct Proxima: AsyncParsableCommand {
             Transmitters.self,
             Scan.self,
             Simulate.self,
+            Encode.self,
+            Decode.self,
+            NewUUID.self,
         ]
     )
 }

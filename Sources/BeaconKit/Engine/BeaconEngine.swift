@@ -233,18 +233,19 @@ public struct BeaconEngine: Sendable {
             nextCycleEnd = t + configuration.rangingCycle
             nextExitCheck = t
         }
+        let previous = now
         now = t
         let cycle = configuration.rangingCycle
+        // After this, no beacon can be listed or exit: every cycle would be empty.
+        let quietAfter = previous + Swift.max(configuration.trackingAge, longestExitTimeout) + cycle
         while nextCycleEnd <= t {
             let end = nextCycleEnd
             checkExits(at: end, into: &events)
             closeCycle(at: end, into: &events)
             nextCycleEnd = end + cycle
-            // After a long silence in a replay, skip the empty cycles in between: one empty
-            // cycle has already dropped every beacon older than the tracking age.
-            let behind = (t - nextCycleEnd) / cycle
-            if behind > (configuration.trackingAge / cycle) + 2 {
-                nextCycleEnd += (behind.rounded(.down)) * cycle
+            // A long silence in a replay: after one empty cycle, skip to the present.
+            if end > quietAfter && t - nextCycleEnd > cycle {
+                nextCycleEnd += ((t - nextCycleEnd) / cycle).rounded(.down) * cycle
             }
         }
         if t >= nextExitCheck {
@@ -261,6 +262,11 @@ public struct BeaconEngine: Sendable {
     }
 
     // MARK: Monitoring internals
+
+    private var longestExitTimeout: Double {
+        if let adaptive = hot.adaptive { return adaptive.ceiling }
+        return hot.fixedDelay
+    }
 
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
         if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
@@ -293,7 +299,10 @@ public struct BeaconEngine: Sendable {
         }
     }
 
-    private mutating func exit(_ index: Int, at time: Double, into events: inout [BeaconEvent]) {
+    /// Reports the exit at the moment the silence reached the timeout, whenever it is noticed,
+    /// so replays give the same times whatever the tick rate.
+    private mutating func exit(_ index: Int, at detection: Double, into events: inout [BeaconEvent]) {
+        let time = Swift.min(detection, beacons[index].exitDeadline)
         beacons[index].isPresent = false
         beacons[index].evidence = 0
         beacons[index].reception.reset()

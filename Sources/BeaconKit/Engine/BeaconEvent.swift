@@ -39,8 +39,9 @@ public struct RangedBeacon: Sendable, Hashable {
     }
 }
 
-/// What the engine reports. `time` is on the source's clock: the packet or tick that revealed
-/// the change (for exits, the first moment after the silence exceeded the exit timeout).
+/// What the engine reports. `time` is on the source's clock: the packet that caused the change,
+/// for exits the moment the silence reached the exit timeout (reported at the next packet or
+/// tick after it), for ranging the cycle's end.
 public enum BeaconEvent: Sendable, Hashable {
     case didEnter(BeaconRegion, time: Double)
     case didExit(BeaconRegion, time: Double)

@@ -11,6 +11,7 @@ struct Proxima: AsyncParsableCommand {
             Transmitters.self,
             Scan.self,
             Simulate.self,
+            Evaluate.self,
         ]
     )
 }

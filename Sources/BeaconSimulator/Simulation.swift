@@ -24,8 +24,16 @@ public struct Simulation: Sendable {
     private var output: [SimulatedSighting] = []
     private var outputIndex = 0
     private let beaconCount: Int
-    private let regionMembers: [[Int]]
+    /// For each beacon, the regions (indices) it belongs to.
+    private let beaconRegions: [[Int]]
+    /// Receiver parameters the per-packet path reads, unpacked from the scenario once.
+    private let scanIntervals: [Double]
+    private let dutyCycles: [Double]
     private let relevanceFloor: Double
+    /// Interferers weaker than this (dBm) are lost in the receiver's noise: 10 dB under the
+    /// sensitivity, about the thermal noise of a 1 MHz channel (−174 dBm/Hz + 60 dB) plus a
+    /// typical noise figure.
+    private let interferenceFloor: Double
     /// Upper bound in dB that a fading sample adds to the mean; packets whose link could not reach
     /// the sensitivity even with it are rejected without drawing random numbers.
     private let fadingHeadroom: Double
@@ -42,9 +50,11 @@ public struct Simulation: Sendable {
         case .logNormal(let sigma): fadingHeadroom = 4.5 * sigma
         case .rician(_, _, let spread): fadingHeadroom = 10 + 4.5 * spread
         }
-        relevanceFloor = min(scenario.channel.sensitivity - fadingHeadroom - 3 * scenario.channel.shadowingSigma,
-                             scenario.channel.presenceThreshold)
-        regionMembers = scenario.regions.map { region in scenario.beacons.indices.filter { region.matches(scenario.beacons[$0].identity) } }
+        interferenceFloor = scenario.channel.sensitivity - 10
+        relevanceFloor = min(scenario.channel.sensitivity - 10 - fadingHeadroom, scenario.channel.presenceThreshold)
+        beaconRegions = scenario.beacons.map { beacon in scenario.regions.indices.filter { scenario.regions[$0].matches(beacon.identity) } }
+        scanIntervals = scenario.receivers.map(\.scanInterval)
+        dutyCycles = scenario.receivers.map(\.dutyCycle)
         var setup = seedStream.derived(2)
         receivers = scenario.receivers.map { receiver in
             ReceiverState(scanPhase: setup.uniform(0, receiver.scanInterval), regionCounts: Array(repeating: 0, count: scenario.regions.count))
@@ -133,11 +143,9 @@ public struct Simulation: Sendable {
 
     private mutating func resolve(_ index: Int) {
         let event = window[index]
-        let beacon = scenario.beacons[event.beacon]
-        let frame = self.frame(of: beacon, sequence: event.sequence)
-        for receiverIndex in scenario.receivers.indices {
-            let receiver = scenario.receivers[receiverIndex]
-            guard let channel = listeningChannel(receiverIndex, receiver, at: event.time) else {
+        var frame: BeaconFrame?
+        for receiverIndex in receivers.indices {
+            guard let channel = listeningChannel(receiverIndex, at: event.time) else {
                 statistics.notListening += 1
                 continue
             }
@@ -159,9 +167,12 @@ public struct Simulation: Sendable {
                 continue
             }
             statistics.received += 1
+            let beacon = scenario.beacons[event.beacon]
+            if frame == nil { frame = self.frame(of: beacon, sequence: event.sequence) }
             let rssiValue = scenario.channel.quantize ? power.rounded() : power
             let rssi = Int8(clamping: Int(max(-127, min(20, rssiValue)).rounded()))
-            let sighting = Sighting(time: event.time, receiver: receiver.name, address: beacon.address, rssi: rssi, frame: frame)
+            let sighting = Sighting(time: event.time, receiver: scenario.receivers[receiverIndex].name, address: beacon.address,
+                                    rssi: rssi, frame: frame ?? .iBeacon(IBeaconFrame(identity: beacon.identity)))
             let truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
                                     meanPower: link.receivedMean + link.bodyLoss, regions: receivers[receiverIndex].regionNames(scenario.regions))
             output.append(SimulatedSighting(sighting: sighting, truth: truth))
@@ -170,10 +181,11 @@ public struct Simulation: Sendable {
 
     /// The advertising channel (0, 1, 2 for 37, 38, 39) the receiver listens on, or nil between
     /// scan windows.
-    private func listeningChannel(_ index: Int, _ receiver: SimulatedReceiver, at time: Double) -> Int? {
+    private func listeningChannel(_ index: Int, at time: Double) -> Int? {
         let local = time + receivers[index].scanPhase
-        let intervals = (local / receiver.scanInterval).rounded(.down)
-        if receiver.dutyCycle < 1 && local - intervals * receiver.scanInterval > receiver.dutyCycle * receiver.scanInterval { return nil }
+        let scanInterval = scanIntervals[index], dutyCycle = dutyCycles[index]
+        let intervals = (local / scanInterval).rounded(.down)
+        if dutyCycle < 1 && local - intervals * scanInterval > dutyCycle * scanInterval { return nil }
         return Int(intervals.truncatingRemainder(dividingBy: 3))
     }
 
@@ -208,8 +220,10 @@ public struct Simulation: Sendable {
         if links[linkIndex].nextRefresh <= event.time { refresh(receiver, beacon: event.beacon, at: event.time) }
         let link = links[linkIndex]
         let base = link.receivedMean + link.shadow + link.offset(channel)
-        if base + fadingHeadroom < victimPower - scenario.channel.captureRatio { return false }
-        return base + fade(link) > victimPower - scenario.channel.captureRatio
+        // Interference must beat the capture ratio and rise above the receiver's noise floor.
+        let threshold = max(victimPower - scenario.channel.captureRatio, interferenceFloor)
+        if base + fadingHeadroom < threshold { return false }
+        return base + fade(link) > threshold
     }
 
     // MARK: - Links
@@ -251,24 +265,27 @@ public struct Simulation: Sendable {
         let inRange = presencePower >= channel.presenceThreshold
         if inRange != link.inRange {
             link.inRange = inRange
-            for (regionIndex, members) in regionMembers.enumerated() where members.contains(beaconIndex) {
+            for regionIndex in beaconRegions[beaconIndex] {
                 receivers[receiverIndex].regionCounts[regionIndex] += inRange ? 1 : -1
             }
+            if !beaconRegions[beaconIndex].isEmpty { receivers[receiverIndex].regionsChanged = true }
         }
-        // When to look again: static receivers never move; walkers are revisited every 0.1 s
-        // while the link matters, else once they could have walked into relevance (ignoring walls
-        // and shadowing drift of 3σ, which only make that sooner bound more conservative).
+        // When to look again. Static receivers never move. A walker's link is revisited after it
+        // could have walked 5 % of the distance (at most 10·n·log10(1.05) ≈ 0.5 dB of path loss
+        // at n = 2.5), at least every 0.1 s; a link far below anything that matters is revisited
+        // only once the walker could have come close enough (ignoring walls, and allowing 3σ of
+        // shadowing drift, both of which only make that bound earlier).
         switch receiver.placement {
         case .fixed:
             link.nextRefresh = .infinity
         case .walking(let path):
+            var wait = max(0.1, 0.05 * distance / path.speed)
             let headroom = relevanceFloor - 3 * channel.shadowingSigma - free
-            if headroom <= 0 {
-                link.nextRefresh = time + 0.1
-            } else {
+            if headroom > 0 {
                 let reachable = distance * pow(10, -headroom / (10 * channel.pathLossExponent))
-                link.nextRefresh = time + max(0.1, (distance - reachable) / path.speed)
+                wait = max(wait, (distance - reachable) / path.speed)
             }
+            link.nextRefresh = time + wait
         }
         links[linkIndex] = link
     }
@@ -323,12 +340,12 @@ struct Link: Sendable {
 struct ReceiverState: Sendable {
     var scanPhase: Double
     var regionCounts: [Int]
+    var regionsChanged = true
     var cachedNames: [String] = []
-    var cachedCounts: [Int] = []
 
     mutating func regionNames(_ regions: [SimulatedRegion]) -> [String] {
-        if cachedCounts != regionCounts {
-            cachedCounts = regionCounts
+        if regionsChanged {
+            regionsChanged = false
             cachedNames = regionCounts.indices.filter { regionCounts[$0] > 0 }.map { regions[$0].name }
         }
         return cachedNames

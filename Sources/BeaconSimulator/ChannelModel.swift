@@ -155,8 +155,9 @@ public enum Propagation {
         let lineOfSight = (kFactor / (kFactor + 1)).squareRoot()
         let scatter = (1 / (2 * (kFactor + 1))).squareRoot()
         // The scattered part is circularly symmetric, so the line-of-sight phase can be taken as 0.
-        let real = lineOfSight + scatter * random.gaussian()
-        let imaginary = scatter * random.gaussian()
+        let (first, second) = random.gaussianPair()
+        let real = lineOfSight + scatter * first
+        let imaginary = scatter * second
         return 10 * log10(max(real * real + imaginary * imaginary, 1e-12))
     }
 }

@@ -20,6 +20,9 @@ public struct Simulation: Sendable {
     private var window: [AdvertisingEvent] = []
     private var cursor = 0
     private var links: [Link]
+    /// What the per-packet path reads of each link, packed small so the whole table stays in cache.
+    private var hot: [HotLink]
+    private let fadingTable: FadingTable?
     private var receivers: [ReceiverState]
     private var output: [SimulatedSighting] = []
     private var outputIndex = 0
@@ -56,18 +59,29 @@ public struct Simulation: Sendable {
         scanIntervals = scenario.receivers.map(\.scanInterval)
         dutyCycles = scenario.receivers.map(\.dutyCycle)
         var setup = seedStream.derived(2)
+        if case .rician(let kNear, _, _) = scenario.channel.fading {
+            var tableRandom = seedStream.derived(3)
+            fadingTable = FadingTable(kFactorNear: kNear, random: &tableRandom)
+        } else {
+            fadingTable = nil
+        }
         receivers = scenario.receivers.map { receiver in
             ReceiverState(scanPhase: setup.uniform(0, receiver.scanInterval), regionCounts: Array(repeating: 0, count: scenario.regions.count))
         }
         links = []
         links.reserveCapacity(scenario.receivers.count * scenario.beacons.count)
+        hot = []
+        hot.reserveCapacity(scenario.receivers.count * scenario.beacons.count)
         for _ in scenario.receivers {
             for _ in scenario.beacons {
-                var offsets = (0.0, 0.0, 0.0)
+                var offsets = Link.frequencyTerms
                 if case .rician(_, _, let spread) = scenario.channel.fading {
-                    offsets = (spread * setup.gaussian(), spread * setup.gaussian(), spread * setup.gaussian())
+                    offsets.0 += spread * setup.gaussian()
+                    offsets.1 += spread * setup.gaussian()
+                    offsets.2 += spread * setup.gaussian()
                 }
                 links.append(Link(shadow: scenario.channel.shadowingSigma * setup.gaussian(), channelOffsets: offsets))
+                hot.append(HotLink(offsets: (Float(offsets.0), Float(offsets.1), Float(offsets.2))))
             }
         }
         for index in scenario.beacons.indices {
@@ -150,14 +164,14 @@ public struct Simulation: Sendable {
                 continue
             }
             let linkIndex = receiverIndex * beaconCount + event.beacon
-            if links[linkIndex].nextRefresh <= event.time { refresh(receiverIndex, beacon: event.beacon, at: event.time) }
-            let link = links[linkIndex]
-            let base = link.receivedMean + link.shadow + link.offset(channel)
+            if hot[linkIndex].nextRefresh <= event.time { refresh(receiverIndex, beacon: event.beacon, at: event.time) }
+            let fast = hot[linkIndex]
+            let base = fast.level + Double(fast.offset(channel))
             if base + fadingHeadroom < scenario.channel.sensitivity {
                 statistics.belowSensitivity += 1
                 continue
             }
-            let power = base + fade(link)
+            let power = base + fade(fast)
             if power < scenario.channel.sensitivity {
                 statistics.belowSensitivity += 1
                 continue
@@ -173,6 +187,7 @@ public struct Simulation: Sendable {
             let rssi = Int8(clamping: Int(max(-127, min(20, rssiValue)).rounded()))
             let sighting = Sighting(time: event.time, receiver: scenario.receivers[receiverIndex].name, address: beacon.address,
                                     rssi: rssi, frame: frame ?? .iBeacon(IBeaconFrame(identity: beacon.identity)))
+            let link = links[linkIndex]
             let truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
                                     meanPower: link.receivedMean + link.bodyLoss, regions: receivers[receiverIndex].regionNames(scenario.regions))
             output.append(SimulatedSighting(sighting: sighting, truth: truth))
@@ -184,17 +199,16 @@ public struct Simulation: Sendable {
     private func listeningChannel(_ index: Int, at time: Double) -> Int? {
         let local = time + receivers[index].scanPhase
         let scanInterval = scanIntervals[index], dutyCycle = dutyCycles[index]
-        let intervals = (local / scanInterval).rounded(.down)
-        if dutyCycle < 1 && local - intervals * scanInterval > dutyCycle * scanInterval { return nil }
-        return Int(intervals.truncatingRemainder(dividingBy: 3))
+        // Times are never negative, so truncation is the floor (and avoids a libm call).
+        let intervals = Int(local / scanInterval)
+        if dutyCycle < 1 && local - Double(intervals) * scanInterval > dutyCycle * scanInterval { return nil }
+        return intervals % 3
     }
 
-    private mutating func fade(_ link: Link) -> Double {
-        switch scenario.channel.fading {
-        case .none: return 0
-        case .logNormal(let sigma): return sigma * radio.gaussian()
-        case .rician: return Propagation.ricianFadingDecibels(kFactor: link.kFactor, random: &radio)
-        }
+    private mutating func fade(_ link: HotLink) -> Double {
+        if let fadingTable { return fadingTable.sample(table: link.fadingTable, uniform: radio.unit()) }
+        if case .logNormal(let sigma) = scenario.channel.fading { return sigma * radio.gaussian() }
+        return 0
     }
 
     /// Whether another packet on the same channel overlapped this one at this receiver strongly
@@ -217,13 +231,13 @@ public struct Simulation: Sendable {
 
     private mutating func interferes(_ event: AdvertisingEvent, victimPower: Double, receiver: Int, channel: Int) -> Bool {
         let linkIndex = receiver * beaconCount + event.beacon
-        if links[linkIndex].nextRefresh <= event.time { refresh(receiver, beacon: event.beacon, at: event.time) }
-        let link = links[linkIndex]
-        let base = link.receivedMean + link.shadow + link.offset(channel)
+        if hot[linkIndex].nextRefresh <= event.time { refresh(receiver, beacon: event.beacon, at: event.time) }
+        let fast = hot[linkIndex]
+        let base = fast.level + Double(fast.offset(channel))
         // Interference must beat the capture ratio and rise above the receiver's noise floor.
         let threshold = max(victimPower - scenario.channel.captureRatio, interferenceFloor)
         if base + fadingHeadroom < threshold { return false }
-        return base + fade(link) > threshold
+        return base + fade(fast) > threshold
     }
 
     // MARK: - Links
@@ -288,6 +302,9 @@ public struct Simulation: Sendable {
             link.nextRefresh = time + wait
         }
         links[linkIndex] = link
+        hot[linkIndex].level = link.receivedMean + link.shadow
+        hot[linkIndex].fadingTable = fadingTable?.table(forKFactor: link.kFactor) ?? 0
+        hot[linkIndex].nextRefresh = link.nextRefresh
     }
 
     private func frame(of beacon: SimulatedBeacon, sequence: UInt32) -> BeaconFrame {
@@ -296,6 +313,27 @@ public struct Simulation: Sendable {
                                                        advertisingCount: sequence, uptimeDeciseconds: UInt32(min(4e9, now * 10)))))
         }
         return .iBeacon(IBeaconFrame(identity: beacon.identity, measuredPower: beacon.measuredPower))
+    }
+}
+
+/// The part of a link the per-packet path reads: 32 bytes.
+struct HotLink: Sendable {
+    var nextRefresh = 0.0
+    /// Mean power with walls, antenna, body and shadowing (dBm), before channel offset and fading.
+    var level = -200.0
+    var offsets: (Float, Float, Float)
+    /// Which of the fading table's distributions (K-factor step) this link draws from.
+    var fadingTable: Int32 = 0
+
+    init(offsets: (Float, Float, Float)) { self.offsets = offsets }
+
+    @inline(__always)
+    func offset(_ channel: Int) -> Float {
+        switch channel {
+        case 0: offsets.0
+        case 1: offsets.1
+        default: offsets.2
+        }
     }
 }
 
@@ -323,15 +361,6 @@ struct Link: Sendable {
     init(shadow: Double, channelOffsets: (Double, Double, Double)) {
         self.shadow = shadow
         self.channelOffsets = channelOffsets
-    }
-
-    /// Frequency-selective offset plus the free-space frequency term of an advertising channel.
-    func offset(_ channel: Int) -> Double {
-        switch channel {
-        case 0: channelOffsets.0 + Link.frequencyTerms.0
-        case 1: channelOffsets.1 + Link.frequencyTerms.1
-        default: channelOffsets.2 + Link.frequencyTerms.2
-        }
     }
 
     static let frequencyTerms = (Propagation.frequencyOffset(megahertz: 2402), 0.0, Propagation.frequencyOffset(megahertz: 2480))

@@ -1,6 +1,9 @@
 import BeaconKit
 import BeaconSimulator
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 5's speed claim: a 1,000-beacon venue with 10 receivers simulates at least 100 times
 /// faster than real time on one core. The venue is a 200 m × 200 m exhibition hall with a
@@ -47,15 +50,26 @@ enum SimulatorBenchmark {
         let clock = ContinuousClock()
         var simulation = Simulation(scenario: scenario)
         var sightings = 0
+        let cpuStart = threadCPUSeconds()
         let elapsed = clock.measure {
             while simulation.next() != nil { sightings += 1 }
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let cpu = threadCPUSeconds() - cpuStart
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let statistics = simulation.statistics
         print("venue: \(scenario.beacons.count) beacons, \(scenario.receivers.count) receivers, \(Int(duration)) simulated s")
-        print("advertising events: \(statistics.advertisingEvents), sightings: \(sightings), collided: \(statistics.collided) (\(String(format: "%.2f", 100 * statistics.collisionRate)) %)")
-        print(String(format: "wall time: %.3f s; %.0f× real time; %.0f sightings/s; %.0f advertising events/s",
-                     seconds, duration / seconds, Double(sightings) / seconds, Double(statistics.advertisingEvents) / seconds))
-        print(duration / seconds >= 100 ? "claim (>= 100× real time): met" : "claim (>= 100× real time): NOT met")
+        print("advertising events: \(statistics.advertisingEvents), sightings: \(sightings), collided: \(statistics.collided) (\(String(format: "%.2f", 100 * statistics.collisionRate)) % of receivable)")
+        print(String(format: "thread CPU time: %.3f s -> %.0fx real time on one core; wall time %.3f s (%.0fx; lower when other processes share the cores)",
+                     cpu, duration / cpu, wall, duration / wall))
+        print(String(format: "%.0f sightings and %.0f advertising events per CPU second", Double(sightings) / cpu, Double(statistics.advertisingEvents) / cpu))
+        print(duration / cpu >= 100 ? "claim (>= 100x real time on one core): met" : "claim (>= 100x real time on one core): NOT met")
     }
+}
+
+/// CPU time of the calling thread: what "on one core" means when other processes share the
+/// machine and stretch wall time.
+private func threadCPUSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }

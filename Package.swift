@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit"]),
-        .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI"]),
+        .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
         .executableTarget(
             name: "proxima",
             dependencies: [

@@ -29,8 +29,13 @@ public final class ScriptedController: Sendable {
 
     /// The next command the host sent, or nil when the host closed the link.
     public func nextCommand() async throws -> HCICommand? {
+        try await nextTimedCommand()?.command
+    }
+
+    /// The next command with the moment it arrived here (microseconds since 1970).
+    public func nextTimedCommand() async throws -> (command: HCICommand, arrivedAt: Int64)? {
         guard let packet = try await commands.next() else { return nil }
-        return try HCICommand(body: packet.packet.body)
+        return (try HCICommand(body: packet.packet.body), packet.microseconds)
     }
 
     /// Sends bytes exactly as given (one read on the host when `messageBoundaries`).

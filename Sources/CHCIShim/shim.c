@@ -2,6 +2,8 @@
 #include "chcishim.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <termios.h>
@@ -103,4 +105,15 @@ int chci_configure_serial(int fd, int baud, int flow_control) {
     if (tcsetattr(fd, TCSANOW, &options) < 0) return -errno;
     tcflush(fd, TCIOFLUSH);
     return 0;
+}
+
+int chci_open_pseudo_terminal(char *path, unsigned long size) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -errno;
+    if (grantpt(master) < 0 || unlockpt(master) < 0 || ptsname_r(master, path, size) != 0) {
+        int code = errno;
+        close(master);
+        return -code;
+    }
+    return master;
 }

@@ -50,11 +50,11 @@ enum SimulatorBenchmark {
         let clock = ContinuousClock()
         var simulation = Simulation(scenario: scenario)
         var sightings = 0
-        let cpuStart = threadCPUSeconds()
+        let cpuStart = simulatorThreadCPUSeconds()
         let elapsed = clock.measure {
             while simulation.next() != nil { sightings += 1 }
         }
-        let cpu = threadCPUSeconds() - cpuStart
+        let cpu = simulatorThreadCPUSeconds() - cpuStart
         let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let statistics = simulation.statistics
         print("venue: \(scenario.beacons.count) beacons, \(scenario.receivers.count) receivers, \(Int(duration)) simulated s")
@@ -68,7 +68,7 @@ enum SimulatorBenchmark {
 
 /// CPU time of the calling thread: what "on one core" means when other processes share the
 /// machine and stretch wall time.
-private func threadCPUSeconds() -> Double {
+private func simulatorThreadCPUSeconds() -> Double {
     var spec = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9

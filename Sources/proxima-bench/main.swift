@@ -2,6 +2,8 @@
 // Each suite lives in its own file and is registered here.
 let suites: [(name: String, run: () async throws -> Void)] = [
     ("simulator", SimulatorBenchmark.run),
+    ("engine", { try EngineBenchmark.run() }),
+    ("hci", HCIBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -25,6 +25,9 @@ struct Advertise: AsyncParsableCommand {
     @Option(help: "Advertise a saved transmitter (see `proxima transmitters`).")
     var config: String?
 
+    @Option(help: "Record every HCI packet: FILE.pcap as pcap (link type 201), anything else as btsnoop.")
+    var record: String?
+
     @OptionGroup var controller: ControllerOptions
 
     func validate() throws {
@@ -74,10 +77,23 @@ struct Advertise: AsyncParsableCommand {
             throw ExitCode.failure
         }
         printLive("Controller \(endpoint)\(transport.channelNote.map { " (\($0))" } ?? "")")
-        let host = HostController(transport: transport)
+        var writers: [any CaptureWriter] = []
+        if let record {
+            do {
+                writers.append(try CaptureFileFormat(fileName: record).makeWriter(url: URL(fileURLWithPath: record)))
+            } catch {
+                transport.close()
+                printError("cannot create \(record): \(error)")
+                throw ExitCode.failure
+            }
+        }
+        defer { for writer in writers { try? writer.close() } }
+        let host = HostController(transport: transport, recorders: writers)
         let linkEvents = await host.events()
         do {
-            printLive("Reset, then enable LE Meta events")
+            printLive(transport.isSharedWithKernel
+                ? "Raw channel shared with the kernel: no Reset"
+                : "Reset, then enable LE Meta events")
             try await host.prepareForLE()
             try await BeaconAdvertiser.start(frame, interval: interval, on: host) { step in printLive(step.summary) }
         } catch {

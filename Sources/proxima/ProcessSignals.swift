@@ -34,10 +34,6 @@ func printLive(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-func printError(_ line: String) {
-    FileHandle.standardError.write(Data("proxima: \(line)\n".utf8))
-}
-
 /// Dispatch sources are thread-safe to cancel; this box lets the stream's termination do it.
 private final class SignalSources: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]

@@ -16,7 +16,7 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "H4 controller on a unix stream socket, e.g. /tmp/bt-server-le.")
     var h4: String?
 
-    @Option(help: "H4 controller on a serial device, DEV[@BAUD], e.g. /dev/ttyACM0@1000000.")
+    @Option(help: "H4 controller on a serial device, DEV[@BAUD][,noflow] (default 1000000 baud, RTS/CTS on), e.g. /dev/ttyACM0@1000000.")
     var serial: String?
 
     @Option(help: "Replay a btsnoop or pcap capture.")

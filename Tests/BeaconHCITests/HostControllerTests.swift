@@ -1,6 +1,7 @@
 import BeaconHCI
 import BeaconKit
 import BeaconTesting
+import Foundation
 import Testing
 
 @Suite struct HostControllerTests {
@@ -76,7 +77,8 @@ import Testing
 
     @Test func onlyAReplyForAnotherOpcodeTimesOutAndSaysSo() async throws {
         let script = try ScriptedController()
-        let host = HostController(transport: script.hostTransport, defaultTimeout: .milliseconds(200))
+        // Long enough that the stray reply surely lands before the timeout, even on a busy machine.
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(3))
         async let reply = host.send(HCICommand(opcode: .reset))
         _ = try #require(await script.nextCommand())
         try script.send(ScriptedController.commandComplete(.leSetScanParameters))
@@ -105,11 +107,14 @@ import Testing
         try script.send(ScriptedController.commandComplete(.reset, credits: 0))
         _ = try await first
         async let second = host.send(LECommand.setScanEnable(false))
-        // Give the host every chance to send early; the credit-only event then releases it.
+        // Give the host every chance to send early; the credit-only event then releases it, so
+        // the command must arrive after the credit was granted.
         try await Task.sleep(for: .milliseconds(100))
+        let creditGranted = Int64(Date().timeIntervalSince1970 * 1_000_000)
         try script.send(CommandComplete(numberOfCommandPackets: 1, opcode: .noOperation, returnParameters: []).event)
-        let secondSeen = try #require(await script.nextCommand())
-        #expect(secondSeen.opcode == .leSetScanEnable)
+        let secondSeen = try #require(await script.nextTimedCommand())
+        #expect(secondSeen.command.opcode == .leSetScanEnable)
+        #expect(secondSeen.arrivedAt >= creditGranted, "the host sent without a credit")
         try script.send(ScriptedController.commandComplete(.leSetScanEnable))
         _ = try await second
         await host.close()
@@ -132,17 +137,30 @@ import Testing
         await host.close()
     }
 
-    @Test(arguments: 1..<6)
-    func replySplitAtEveryByteIsReassembled(split: Int) async throws {
+    /// Command Complete for Read BD_ADDR: 13 bytes with the H4 type.
+    static let addressReply = ScriptedController.commandComplete(
+        .readBDAddress, returnParameters: [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF]).packet.h4Bytes
+
+    @Test(arguments: 1..<13)
+    func replySplitInTwoReadsAtEveryByteIsReassembled(split: Int) async throws {
+        #expect(Self.addressReply.count == 13)
         let script = try ScriptedController(messageBoundaries: true)
         let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
         async let reply = host.send(HCICommand(opcode: .readBDAddress))
         _ = try #require(await script.nextCommand())
-        let bytes = ScriptedController.commandComplete(.readBDAddress, returnParameters: [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
-            .packet.h4Bytes
-        // Split once at `split`, then dribble the rest one byte per read.
-        try script.writeRaw(Array(bytes[..<split]))
-        for byte in bytes[split...] { try script.writeRaw([byte]) }
+        // SOCK_SEQPACKET: each write is its own read on the host side.
+        try script.writeRaw(Array(Self.addressReply[..<split]))
+        try script.writeRaw(Array(Self.addressReply[split...]))
+        #expect(try await reply.returnParameters == [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
+        await host.close()
+    }
+
+    @Test func replyDeliveredOneBytePerReadIsReassembled() async throws {
+        let script = try ScriptedController(messageBoundaries: true)
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
+        async let reply = host.send(HCICommand(opcode: .readBDAddress))
+        _ = try #require(await script.nextCommand())
+        for byte in Self.addressReply { try script.writeRaw([byte]) }
         #expect(try await reply.returnParameters == [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
         await host.close()
     }

@@ -96,8 +96,10 @@ extension HostController {
     ]
 
     /// Sends `preparationCommands`. Reset gets a longer timeout: some UART controllers take a
-    /// while to answer it.
+    /// while to answer it. On a raw channel the kernel owns the controller's setup (and has
+    /// LE Meta events on), so nothing is sent.
     public func prepareForLE() async throws {
+        guard !transport.isSharedWithKernel else { return }
         for command in Self.preparationCommands {
             try await send(command, timeout: command.opcode == .reset ? max(defaultTimeout, .seconds(5)) : nil)
         }

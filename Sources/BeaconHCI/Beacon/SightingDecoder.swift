@@ -11,6 +11,11 @@ public struct SightingDecoder: Sendable {
         /// Reports whose advertising data broke the AD rules (air is untrusted: one bad
         /// advertiser must not stop a scan), with the reason.
         public var malformed: [DecodeError] = []
+
+        public init(sightings: [Sighting] = [], malformed: [DecodeError] = []) {
+            self.sightings = sightings
+            self.malformed = malformed
+        }
     }
 
     public init(receiver: String) { self.receiver = receiver }

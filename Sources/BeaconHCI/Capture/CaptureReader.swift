@@ -118,6 +118,10 @@ public enum CaptureReader {
     static func parsePcap(_ bytes: [UInt8]) throws(CaptureError) -> Capture {
         let bigEndianFile = bytes[0] == 0xA1
         let nanoseconds = bytes[2] == 0x3C || bytes[1] == 0x3C
+        guard bytes.count >= 24 else {
+            throw CaptureError(field: "pcap file header", offset: bytes.count, expected: "24 bytes",
+                               found: "the end of the file after \(bytes.count) bytes")
+        }
         var reader = ByteReader(bytes: bytes)
         reader.position = 20
         let linkType = try reader.uint32(bigEndian: bigEndianFile, field: "pcap link type") & 0x0FFF_FFFF

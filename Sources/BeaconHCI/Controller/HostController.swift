@@ -31,6 +31,10 @@ public actor HostController {
         self.recorders = recorders
     }
 
+    /// A controller nobody holds any more releases its link, so the reader thread and the
+    /// descriptor do not outlive it.
+    deinit { transport.close() }
+
     /// Starts reading from the transport. Called by the first command or subscription.
     private func startReadingIfNeeded() {
         guard readerTask == nil else { return }

@@ -52,6 +52,8 @@ public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
 
     deinit { close() }
 
+    public var isSharedWithKernel: Bool { channelNote == "raw channel" }
+
     public func send(_ packet: HCIPacket) throws {
         try write(bytes: packet.h4Bytes, what: "\(packet.type)")
     }

@@ -12,6 +12,13 @@ public protocol HCITransport: Sendable {
     func send(_ packet: HCIPacket) throws
     /// Stops reading and releases the link. Safe to call more than once.
     func close()
+    /// True when the kernel's Bluetooth stack owns the controller too (an HCI raw channel):
+    /// then the host must not reset it or change its event masks.
+    var isSharedWithKernel: Bool { get }
+}
+
+extension HCITransport {
+    public var isSharedWithKernel: Bool { false }
 }
 
 /// Why a transport could not be opened or stopped working.

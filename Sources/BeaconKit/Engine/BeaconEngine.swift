@@ -11,13 +11,15 @@ public struct BeaconEngine: Sendable {
     public let configuration: EngineConfiguration
     let hot: HotParameters
 
-    private var indexByIdentity: [BeaconIdentity: Int32] = [:]
+    private var indexByIdentity: [IdentityKey: Int32] = [:]
     private(set) var identities: ContiguousArray<BeaconIdentity> = []
     private(set) var beacons: ContiguousArray<TrackedBeacon> = []
     /// Windows of the running trimmed mean, one per beacon, only when that filter is chosen.
     private var windows: [RunningTrimmedMean] = []
     private var monitored: [MonitoredRegion] = []
     private var ranged: [BeaconRegion] = []
+    /// Last cycle's list sizes, to reserve this cycle's lists once.
+    private var listSizeHints: [Int] = []
     /// Region indices each beacon matches, monitored then ranged, referenced by start and count.
     private var matchPool: ContiguousArray<UInt16> = []
 
@@ -105,9 +107,14 @@ public struct BeaconEngine: Sendable {
 
     public var trackedBeaconCount: Int { beacons.count }
 
+    var indexCapacity: Int { indexByIdentity.capacity }
+    var matchPoolCount: Int { matchPool.count }
+    /// Rough: each window sample is a time and an RSSI in a deque.
+    var windowBytes: Int { windows.reduce(0) { $0 + $1.sampleCount * 16 + 32 } }
+
     /// The dense index of a beacon, creating its record on first sight.
     public mutating func intern(_ identity: BeaconIdentity, measuredPower: MeasuredPower) -> BeaconIndex {
-        if let index = indexByIdentity[identity] {
+        if let index = indexByIdentity[IdentityKey(identity)] {
             if beacons[Int(index)].measuredPower != measuredPower.dBm {
                 beacons[Int(index)].measuredPower = measuredPower.dBm
             }
@@ -115,7 +122,7 @@ public struct BeaconEngine: Sendable {
         }
         precondition(beacons.count < Int(Int32.max), "more beacons than the engine can index")
         let index = Int32(beacons.count)
-        indexByIdentity[identity] = index
+        indexByIdentity[IdentityKey(identity)] = index
         identities.append(identity)
         beacons.append(TrackedBeacon(measuredPower: measuredPower,
                                      pathLossExponent: configuration.distance.pathLossExponent(for: identity)))
@@ -127,18 +134,18 @@ public struct BeaconEngine: Sendable {
     }
 
     public func index(of identity: BeaconIdentity) -> BeaconIndex? {
-        indexByIdentity[identity].map(BeaconIndex.init(rawValue:))
+        indexByIdentity[IdentityKey(identity)].map(BeaconIndex.init(rawValue:))
     }
 
     /// Whether the beacon currently counts as present (entered, not yet exited).
     public func isPresent(_ identity: BeaconIdentity) -> Bool {
-        guard let index = indexByIdentity[identity] else { return false }
+        guard let index = indexByIdentity[IdentityKey(identity)] else { return false }
         return beacons[Int(index)].isPresent
     }
 
     /// Seconds of silence after which the beacon would exit now, or nil if never heard.
     public func exitTimeout(for identity: BeaconIdentity) -> Double? {
-        guard let index = indexByIdentity[identity] else { return nil }
+        guard let index = indexByIdentity[IdentityKey(identity)] else { return nil }
         return exitTimeout(beacons[Int(index)])
     }
 
@@ -226,18 +233,19 @@ public struct BeaconEngine: Sendable {
             nextCycleEnd = t + configuration.rangingCycle
             nextExitCheck = t
         }
+        let previous = now
         now = t
         let cycle = configuration.rangingCycle
+        // After this, no beacon can be listed or exit: every cycle would be empty.
+        let quietAfter = previous + Swift.max(configuration.trackingAge, longestExitTimeout) + cycle
         while nextCycleEnd <= t {
             let end = nextCycleEnd
             checkExits(at: end, into: &events)
             closeCycle(at: end, into: &events)
             nextCycleEnd = end + cycle
-            // After a long silence in a replay, skip the empty cycles in between: one empty
-            // cycle has already dropped every beacon older than the tracking age.
-            let behind = (t - nextCycleEnd) / cycle
-            if behind > (configuration.trackingAge / cycle) + 2 {
-                nextCycleEnd += (behind.rounded(.down)) * cycle
+            // A long silence in a replay: after one empty cycle, skip to the present.
+            if end > quietAfter && t - nextCycleEnd > cycle {
+                nextCycleEnd += ((t - nextCycleEnd) / cycle).rounded(.down) * cycle
             }
         }
         if t >= nextExitCheck {
@@ -254,6 +262,11 @@ public struct BeaconEngine: Sendable {
     }
 
     // MARK: Monitoring internals
+
+    private var longestExitTimeout: Double {
+        if let adaptive = hot.adaptive { return adaptive.ceiling }
+        return hot.fixedDelay
+    }
 
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
         if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
@@ -286,7 +299,10 @@ public struct BeaconEngine: Sendable {
         }
     }
 
-    private mutating func exit(_ index: Int, at time: Double, into events: inout [BeaconEvent]) {
+    /// Reports the exit at the moment the silence reached the timeout, whenever it is noticed,
+    /// so replays give the same times whatever the tick rate.
+    private mutating func exit(_ index: Int, at detection: Double, into events: inout [BeaconEvent]) {
+        let time = Swift.min(detection, beacons[index].exitDeadline)
         beacons[index].isPresent = false
         beacons[index].evidence = 0
         beacons[index].reception.reset()
@@ -336,7 +352,15 @@ public struct BeaconEngine: Sendable {
     // MARK: Ranging internals
 
     private mutating func closeCycle(at end: Double, into events: inout [BeaconEvent]) {
-        var lists = Array(repeating: [RangedBeacon](), count: ranged.count)
+        if ranged.isEmpty {
+            resetCycleCounters(at: end)
+            return
+        }
+        var lists = (0..<ranged.count).map { region -> [RangedBeacon] in
+            var list: [RangedBeacon] = []
+            list.reserveCapacity(region < listSizeHints.count ? listSizeHints[region] : 0)
+            return list
+        }
         let trackingAge = configuration.trackingAge
         for index in beacons.indices {
             var record = beacons[index]
@@ -356,8 +380,26 @@ public struct BeaconEngine: Sendable {
             record.cycleRSSISum = 0
             beacons[index] = record
         }
+        listSizeHints = lists.map(\.count)
         for (regionIndex, region) in ranged.enumerated() {
-            events.append(.didRange(lists[regionIndex].sorted(by: RangedBeacon.rangingOrder), region, time: end))
+            lists[regionIndex].sort(by: RangedBeacon.rangingOrder)
+            events.append(.didRange(lists[regionIndex], region, time: end))
+        }
+    }
+
+    /// Without ranged regions a cycle only clears the per-cycle sums and forgets the zones of
+    /// beacons past the tracking age.
+    private mutating func resetCycleCounters(at end: Double) {
+        let trackingAge = configuration.trackingAge
+        for index in beacons.indices {
+            if beacons[index].cyclePackets != 0 {
+                beacons[index].cyclePackets = 0
+                beacons[index].cycleRSSICount = 0
+                beacons[index].cycleRSSISum = 0
+            }
+            if end - beacons[index].lastHeard > trackingAge && beacons[index].proximity.current != .unknown {
+                beacons[index].proximity.reset()
+            }
         }
     }
 
@@ -376,12 +418,36 @@ public struct BeaconEngine: Sendable {
             rssi = Int((Double(record.cycleRSSISum) / Double(record.cycleRSSICount)).rounded())
             let exponent: Double? = record.pathLossExponent.isNaN ? nil : Double(record.pathLossExponent)
             let distance = filteredRSSI(index, record).flatMap {
-                configuration.distance.model.distance(rssi: $0, measuredPower: power, pathLossExponent: exponent)
+                hot.distanceModel.distance(rssi: $0, measuredPower: power, pathLossExponent: exponent)
             }
-            proximity = record.proximity.update(distance: distance, zones: configuration.zones)
+            proximity = record.proximity.update(distance: distance, zones: hot.zones)
             accuracy = distance ?? -1
         }
         return RangedBeacon(identity: identities[index], proximity: proximity, accuracy: accuracy, rssi: rssi,
                             measuredPower: power, timestamp: record.lastHeard, packetCount: Int(record.cyclePackets))
+    }
+}
+
+/// The intern table's key: the identity as three integers, which hash faster than `UUID`.
+struct IdentityKey: Hashable, Comparable, Sendable {
+    var high: UInt64
+    var low: UInt64
+    var majorMinor: UInt32
+
+    init(_ identity: BeaconIdentity) {
+        let bytes = identity.uuid.uuid
+        high = UInt64(bytes.0) << 56 | UInt64(bytes.1) << 48 | UInt64(bytes.2) << 40 | UInt64(bytes.3) << 32
+            | UInt64(bytes.4) << 24 | UInt64(bytes.5) << 16 | UInt64(bytes.6) << 8 | UInt64(bytes.7)
+        low = UInt64(bytes.8) << 56 | UInt64(bytes.9) << 48 | UInt64(bytes.10) << 40 | UInt64(bytes.11) << 32
+            | UInt64(bytes.12) << 24 | UInt64(bytes.13) << 16 | UInt64(bytes.14) << 8 | UInt64(bytes.15)
+        majorMinor = UInt32(identity.major) << 16 | UInt32(identity.minor)
+    }
+}
+
+extension IdentityKey {
+    /// The same order as `BeaconIdentity`'s (UUID text, major, minor), without building strings:
+    /// hexadecimal text of bytes sorts as the bytes do.
+    static func < (lhs: IdentityKey, rhs: IdentityKey) -> Bool {
+        (lhs.high, lhs.low, lhs.majorMinor) < (rhs.high, rhs.low, rhs.majorMinor)
     }
 }

@@ -35,12 +35,13 @@ public struct RangedBeacon: Sendable, Hashable {
         let lhsKnown = lhs.accuracy >= 0, rhsKnown = rhs.accuracy >= 0
         if lhsKnown != rhsKnown { return lhsKnown }
         if lhsKnown && lhs.accuracy != rhs.accuracy { return lhs.accuracy < rhs.accuracy }
-        return lhs.identity < rhs.identity
+        return IdentityKey(lhs.identity) < IdentityKey(rhs.identity)
     }
 }
 
-/// What the engine reports. `time` is on the source's clock: the packet or tick that revealed
-/// the change (for exits, the first moment after the silence exceeded the exit timeout).
+/// What the engine reports. `time` is on the source's clock: the packet that caused the change,
+/// for exits the moment the silence reached the exit timeout (reported at the next packet or
+/// tick after it), for ranging the cycle's end.
 public enum BeaconEvent: Sendable, Hashable {
     case didEnter(BeaconRegion, time: Double)
     case didExit(BeaconRegion, time: Double)

@@ -48,8 +48,13 @@ struct HotParameters: Sendable {
     var adaptive: AdaptiveExitParameters?
     var fixedDelay: Double = 0
     var entryEvidence: UInt16
+    /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
+    var distanceModel: DistanceModel
+    var zones: ProximityZones
 
     init(_ configuration: EngineConfiguration) {
+        distanceModel = configuration.distance.model
+        zones = configuration.zones
         switch configuration.filter {
         case .kalman(let parameters):
             filterKind = .kalman

@@ -66,6 +66,7 @@ public struct ReceptionStatistics: Sendable, Hashable {
 
     public init() {}
 
+    @inline(__always)
     public mutating func addGap(_ gap: Float, parameters p: AdaptiveExitParameters) {
         if meanGap.isNaN {
             meanGap = gap
@@ -82,6 +83,7 @@ public struct ReceptionStatistics: Sendable, Hashable {
     public mutating func reset() { self = ReceptionStatistics() }
 
     /// Seconds of silence after which the beacon is gone.
+    @inline(__always)
     public func timeout(parameters p: AdaptiveExitParameters) -> Double {
         if meanGap.isNaN { return p.ceiling }
         let raw = Double(meanGap) + p.deviationMultiplier * Double(gapDeviation)

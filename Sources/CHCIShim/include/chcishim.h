@@ -22,4 +22,8 @@ int chci_open_hci_socket(int dev_id, int *channel);
  * termios cannot express. */
 int chci_configure_serial(int fd, int baud, int flow_control);
 
+/* Opens a pseudo-terminal pair for tests that stand in for a UART. Returns the master fd and
+ * writes the slave's path into `path`, or returns -errno. */
+int chci_open_pseudo_terminal(char *path, unsigned long size);
+
 #endif

@@ -2,7 +2,7 @@ import Foundation
 @testable import BeaconKit
 
 /// SplitMix64: a small deterministic generator, so every simulated run is repeatable.
-struct SeededGenerator: RandomNumberGenerator {
+struct EngineRandom: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -54,7 +54,7 @@ import Testing
 
     @Test func kalmanConvergesAndSmooths() {
         var channel = RSSIFilterChannel(filter: .default)
-        var random = SeededGenerator(seed: 3)
+        var random = EngineRandom(seed: 3)
         var outputs: [Double] = []
         for step in 0..<600 {
             outputs.append(channel.add(rssi: Int8(clamping: Int((-70 + random.gaussian(sigma: 4)).rounded())), time: Double(step) / 10))

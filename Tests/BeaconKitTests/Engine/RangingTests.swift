@@ -94,7 +94,7 @@ import Testing
     /// A receiver standing still at `metres`, 10 packets/s, σ = 4 dB Gaussian RSSI noise, one hour.
     private func zoneChanges(atMetres metres: Double, seed: UInt64) -> (changes: Int, zones: Set<Proximity>) {
         var engine = rangingEngine()
-        var random = SeededGenerator(seed: seed)
+        var random = EngineRandom(seed: seed)
         var events: [BeaconEvent] = []
         let mean = Fixture.rssi(atMetres: metres)
         var time = 0.0
@@ -122,7 +122,7 @@ import Testing
         var tracker = ProximityTracker()
         let bare = ProximityZones(hysteresisRatio: 1, confirmationCycles: 1)
         var flips = 0, previous = Proximity.unknown
-        var random = SeededGenerator(seed: 5)
+        var random = EngineRandom(seed: 5)
         var filter = RSSIFilterChannel()
         for step in 0..<36000 {
             let rssi = filter.add(rssi: Int8(clamping: Int((Fixture.rssi(atMetres: 0.5) + random.gaussian(sigma: 4)).rounded())),

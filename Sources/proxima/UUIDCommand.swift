@@ -1,0 +1,17 @@
+import ArgumentParser
+import Foundation
+
+struct NewUUID: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "uuid",
+        abstract: "Print a new random (version 4) UUID, as uuidgen does."
+    )
+
+    @Flag(help: "Print upper-case hex, as Apple's tools write UUIDs.")
+    var uppercase = false
+
+    func run() {
+        let text = UUID().uuidString
+        print(uppercase ? text : text.lowercased())
+    }
+}

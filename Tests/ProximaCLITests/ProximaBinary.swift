@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// Runs the built `proxima` executable, which SwiftPM puts in the same products directory as
+/// the test bundle.
+struct ProximaBinary {
+    struct Outcome {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    static let url: URL? = {
+        let environment = ProcessInfo.processInfo.environment
+        var candidates: [URL] = []
+        if let explicit = environment["PROXIMA_BINARY"] { candidates.append(URL(fileURLWithPath: explicit)) }
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        candidates.append(runner.deletingLastPathComponent().appendingPathComponent("proxima"))
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("proxima"))
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent("proxima"))
+        for bundle in Bundle.allBundles {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("proxima"))
+        }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    static func run(_ arguments: [String], input: String? = nil) throws -> Outcome {
+        let executable = try #require(url, "the proxima executable was not built next to the tests (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe(), error = Pipe(), standardInput = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = standardInput
+        try process.run()
+        if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
+        try standardInput.fileHandleForWriting.close()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus,
+                       standardOutput: String(decoding: outputData, as: UTF8.self),
+                       standardError: String(decoding: errorData, as: UTF8.self))
+    }
+}

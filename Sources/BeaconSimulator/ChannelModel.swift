@@ -44,7 +44,9 @@ public struct ChannelModel: Sendable, Hashable {
     /// co-channel interference ratio C/I of Core Spec Vol 6 Part A §4.2 (21 dB).
     public var captureRatio: Double
     /// Mean received power (dBm; path loss, walls and antenna gain, but no shadowing, fading or
-    /// body) above which ground truth says the receiver is within a beacon's range.
+    /// body) at or above which ground truth says the receiver is within a beacon's range. By
+    /// default the sensitivity: a beacon is "there" where its mean signal can be received, which
+    /// is what Core Location's region membership means (the beacon is heard), not a room boundary.
     public var presenceThreshold: Double
     /// Whether RSSI is rounded to whole dBm as an HCI report carries it (Core Spec Vol 4 Part E
     /// §7.7.65.2, a signed byte).
@@ -52,7 +54,7 @@ public struct ChannelModel: Sendable, Hashable {
 
     public init(pathLossExponent: Double = 2.0, referenceLoss: Double = 59, shadowingSigma: Double = 4,
                 correlationDistance: Double = 3, fading: Fading = .standard, sensitivity: Double = -100,
-                bodyLoss: Double = 10, captureRatio: Double = 21, presenceThreshold: Double = -90,
+                bodyLoss: Double = 10, captureRatio: Double = 21, presenceThreshold: Double? = nil,
                 quantize: Bool = true) {
         self.pathLossExponent = pathLossExponent
         self.referenceLoss = referenceLoss
@@ -62,7 +64,7 @@ public struct ChannelModel: Sendable, Hashable {
         self.sensitivity = sensitivity
         self.bodyLoss = bodyLoss
         self.captureRatio = captureRatio
-        self.presenceThreshold = presenceThreshold
+        self.presenceThreshold = presenceThreshold ?? sensitivity
         self.quantize = quantize
     }
 }
@@ -153,8 +155,9 @@ public enum Propagation {
         let lineOfSight = (kFactor / (kFactor + 1)).squareRoot()
         let scatter = (1 / (2 * (kFactor + 1))).squareRoot()
         // The scattered part is circularly symmetric, so the line-of-sight phase can be taken as 0.
-        let real = lineOfSight + scatter * random.gaussian()
-        let imaginary = scatter * random.gaussian()
+        let (first, second) = random.gaussianPair()
+        let real = lineOfSight + scatter * first
+        let imaginary = scatter * second
         return 10 * log10(max(real * real + imaginary * imaginary, 1e-12))
     }
 }

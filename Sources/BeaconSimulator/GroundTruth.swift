@@ -71,8 +71,23 @@ extension Scenario {
 
     /// The indices of the regions (in `regions`) a receiver is truly inside at a time.
     public func trueRegions(of receiver: SimulatedReceiver, at time: Double) -> [Int] {
+        regionPresence(of: receiver, at: time, edgeMargin: 0).inside
+    }
+
+    /// Ground truth with an edge: `inside` lists the regions with a matching beacon at or above
+    /// the presence threshold; `reachable` those with one at or above the threshold minus
+    /// `edgeMargin` dB. A region in `reachable` but not in `inside` is at the edge of range,
+    /// where whether the receiver "is there" is a matter of definition.
+    public func regionPresence(of receiver: SimulatedReceiver, at time: Double, edgeMargin: Double) -> (inside: [Int], reachable: [Int]) {
         let position = state(of: receiver, at: time).position
-        let inRange = beacons.filter { meanPower(of: $0, at: position, antennaGain: receiver.antennaGain) >= channel.presenceThreshold }
-        return regions.indices.filter { index in inRange.contains { regions[index].matches($0.identity) } }
+        var inside: [Int] = [], reachable: [Int] = []
+        let powers = beacons.map { meanPower(of: $0, at: position, antennaGain: receiver.antennaGain) }
+        for (index, region) in regions.enumerated() {
+            var best = -Double.infinity
+            for (beaconIndex, beacon) in beacons.enumerated() where region.matches(beacon.identity) { best = max(best, powers[beaconIndex]) }
+            if best >= channel.presenceThreshold { inside.append(index) }
+            if best >= channel.presenceThreshold - edgeMargin { reachable.append(index) }
+        }
+        return (inside, reachable)
     }
 }

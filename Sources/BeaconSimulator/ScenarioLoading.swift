@@ -115,13 +115,14 @@ extension Scenario {
             "captureRatio", "presenceThreshold", "quantize",
         ])
         let standard = ChannelModel()
+        let sensitivity = try object.number("sensitivity", default: standard.sensitivity, in: -140 ... -20)
         var model = ChannelModel(
             pathLossExponent: try object.number("pathLossExponent", default: standard.pathLossExponent, in: 1...6),
             referenceLoss: try object.number("referenceLoss", default: standard.referenceLoss, in: 0...150),
-            sensitivity: try object.number("sensitivity", default: standard.sensitivity, in: -140 ... -20),
+            sensitivity: sensitivity,
             bodyLoss: try object.number("bodyLoss", default: standard.bodyLoss, in: 0...60),
             captureRatio: try object.number("captureRatio", default: standard.captureRatio, in: 0...60),
-            presenceThreshold: try object.number("presenceThreshold", default: standard.presenceThreshold, in: -140 ... 0),
+            presenceThreshold: try object.number("presenceThreshold", default: sensitivity, in: -140 ... 0),
             quantize: try object.bool("quantize", default: true))
         if let shadowing = object.child("shadowing") {
             let fields = try shadowing.object(allowing: ["sigma", "correlationDistance"])

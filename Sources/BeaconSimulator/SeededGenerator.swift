@@ -42,12 +42,19 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
 
     /// A standard normal deviate (Marsaglia's polar method; the spare deviate is discarded so the
     /// generator's state stays a plain value).
-    public mutating func gaussian() -> Double {
+    public mutating func gaussian() -> Double { gaussianPair().0 }
+
+    /// Two independent standard normal deviates for the price of one logarithm (Marsaglia's
+    /// polar method).
+    public mutating func gaussianPair() -> (Double, Double) {
         while true {
             let u = 2 * unit() - 1
             let v = 2 * unit() - 1
             let s = u * u + v * v
-            if s > 0 && s < 1 { return u * (-2 * Foundation.log(s) / s).squareRoot() }
+            if s > 0 && s < 1 {
+                let factor = (-2 * Foundation.log(s) / s).squareRoot()
+                return (u * factor, v * factor)
+            }
         }
     }
 

@@ -20,12 +20,23 @@ public struct Simulation: Sendable {
     private var window: [AdvertisingEvent] = []
     private var cursor = 0
     private var links: [Link]
+    /// What the per-packet path reads of each link, packed small so the whole table stays in cache.
+    private var hot: [HotLink]
+    private let fadingTable: FadingTable?
     private var receivers: [ReceiverState]
     private var output: [SimulatedSighting] = []
     private var outputIndex = 0
     private let beaconCount: Int
-    private let regionMembers: [[Int]]
+    /// For each beacon, the regions (indices) it belongs to.
+    private let beaconRegions: [[Int]]
+    /// Receiver parameters the per-packet path reads, unpacked from the scenario once.
+    private let scanIntervals: [Double]
+    private let dutyCycles: [Double]
     private let relevanceFloor: Double
+    /// Interferers weaker than this (dBm) are lost in the receiver's noise: 10 dB under the
+    /// sensitivity, about the thermal noise of a 1 MHz channel (−174 dBm/Hz + 60 dB) plus a
+    /// typical noise figure.
+    private let interferenceFloor: Double
     /// Upper bound in dB that a fading sample adds to the mean; packets whose link could not reach
     /// the sensitivity even with it are rejected without drawing random numbers.
     private let fadingHeadroom: Double
@@ -42,22 +53,35 @@ public struct Simulation: Sendable {
         case .logNormal(let sigma): fadingHeadroom = 4.5 * sigma
         case .rician(_, _, let spread): fadingHeadroom = 10 + 4.5 * spread
         }
-        relevanceFloor = min(scenario.channel.sensitivity - fadingHeadroom - 3 * scenario.channel.shadowingSigma,
-                             scenario.channel.presenceThreshold)
-        regionMembers = scenario.regions.map { region in scenario.beacons.indices.filter { region.matches(scenario.beacons[$0].identity) } }
+        interferenceFloor = scenario.channel.sensitivity - 10
+        relevanceFloor = min(scenario.channel.sensitivity - 10 - fadingHeadroom, scenario.channel.presenceThreshold)
+        beaconRegions = scenario.beacons.map { beacon in scenario.regions.indices.filter { scenario.regions[$0].matches(beacon.identity) } }
+        scanIntervals = scenario.receivers.map(\.scanInterval)
+        dutyCycles = scenario.receivers.map(\.dutyCycle)
         var setup = seedStream.derived(2)
+        if case .rician(let kNear, _, _) = scenario.channel.fading {
+            var tableRandom = seedStream.derived(3)
+            fadingTable = FadingTable(kFactorNear: kNear, random: &tableRandom)
+        } else {
+            fadingTable = nil
+        }
         receivers = scenario.receivers.map { receiver in
             ReceiverState(scanPhase: setup.uniform(0, receiver.scanInterval), regionCounts: Array(repeating: 0, count: scenario.regions.count))
         }
         links = []
         links.reserveCapacity(scenario.receivers.count * scenario.beacons.count)
+        hot = []
+        hot.reserveCapacity(scenario.receivers.count * scenario.beacons.count)
         for _ in scenario.receivers {
             for _ in scenario.beacons {
-                var offsets = (0.0, 0.0, 0.0)
+                var offsets = Link.frequencyTerms
                 if case .rician(_, _, let spread) = scenario.channel.fading {
-                    offsets = (spread * setup.gaussian(), spread * setup.gaussian(), spread * setup.gaussian())
+                    offsets.0 += spread * setup.gaussian()
+                    offsets.1 += spread * setup.gaussian()
+                    offsets.2 += spread * setup.gaussian()
                 }
                 links.append(Link(shadow: scenario.channel.shadowingSigma * setup.gaussian(), channelOffsets: offsets))
+                hot.append(HotLink(offsets: (Float(offsets.0), Float(offsets.1), Float(offsets.2))))
             }
         }
         for index in scenario.beacons.indices {
@@ -133,23 +157,21 @@ public struct Simulation: Sendable {
 
     private mutating func resolve(_ index: Int) {
         let event = window[index]
-        let beacon = scenario.beacons[event.beacon]
-        let frame = self.frame(of: beacon, sequence: event.sequence)
-        for receiverIndex in scenario.receivers.indices {
-            let receiver = scenario.receivers[receiverIndex]
-            guard let channel = listeningChannel(receiverIndex, receiver, at: event.time) else {
+        var frame: BeaconFrame?
+        for receiverIndex in receivers.indices {
+            guard let channel = listeningChannel(receiverIndex, at: event.time) else {
                 statistics.notListening += 1
                 continue
             }
             let linkIndex = receiverIndex * beaconCount + event.beacon
-            if links[linkIndex].nextRefresh <= event.time { refresh(receiverIndex, beacon: event.beacon, at: event.time) }
-            let link = links[linkIndex]
-            let base = link.receivedMean + link.shadow + link.offset(channel)
+            if hot[linkIndex].nextRefresh <= event.time { refresh(receiverIndex, beacon: event.beacon, at: event.time) }
+            let fast = hot[linkIndex]
+            let base = fast.level + Double(fast.offset(channel))
             if base + fadingHeadroom < scenario.channel.sensitivity {
                 statistics.belowSensitivity += 1
                 continue
             }
-            let power = base + fade(link)
+            let power = base + fade(fast)
             if power < scenario.channel.sensitivity {
                 statistics.belowSensitivity += 1
                 continue
@@ -159,9 +181,13 @@ public struct Simulation: Sendable {
                 continue
             }
             statistics.received += 1
+            let beacon = scenario.beacons[event.beacon]
+            if frame == nil { frame = self.frame(of: beacon, sequence: event.sequence) }
             let rssiValue = scenario.channel.quantize ? power.rounded() : power
             let rssi = Int8(clamping: Int(max(-127, min(20, rssiValue)).rounded()))
-            let sighting = Sighting(time: event.time, receiver: receiver.name, address: beacon.address, rssi: rssi, frame: frame)
+            let sighting = Sighting(time: event.time, receiver: scenario.receivers[receiverIndex].name, address: beacon.address,
+                                    rssi: rssi, frame: frame ?? .iBeacon(IBeaconFrame(identity: beacon.identity)))
+            let link = links[linkIndex]
             let truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
                                     meanPower: link.receivedMean + link.bodyLoss, regions: receivers[receiverIndex].regionNames(scenario.regions))
             output.append(SimulatedSighting(sighting: sighting, truth: truth))
@@ -170,19 +196,19 @@ public struct Simulation: Sendable {
 
     /// The advertising channel (0, 1, 2 for 37, 38, 39) the receiver listens on, or nil between
     /// scan windows.
-    private func listeningChannel(_ index: Int, _ receiver: SimulatedReceiver, at time: Double) -> Int? {
+    private func listeningChannel(_ index: Int, at time: Double) -> Int? {
         let local = time + receivers[index].scanPhase
-        let intervals = (local / receiver.scanInterval).rounded(.down)
-        if receiver.dutyCycle < 1 && local - intervals * receiver.scanInterval > receiver.dutyCycle * receiver.scanInterval { return nil }
-        return Int(intervals.truncatingRemainder(dividingBy: 3))
+        let scanInterval = scanIntervals[index], dutyCycle = dutyCycles[index]
+        // Times are never negative, so truncation is the floor (and avoids a libm call).
+        let intervals = Int(local / scanInterval)
+        if dutyCycle < 1 && local - Double(intervals) * scanInterval > dutyCycle * scanInterval { return nil }
+        return intervals % 3
     }
 
-    private mutating func fade(_ link: Link) -> Double {
-        switch scenario.channel.fading {
-        case .none: return 0
-        case .logNormal(let sigma): return sigma * radio.gaussian()
-        case .rician: return Propagation.ricianFadingDecibels(kFactor: link.kFactor, random: &radio)
-        }
+    private mutating func fade(_ link: HotLink) -> Double {
+        if let fadingTable { return fadingTable.sample(table: link.fadingTable, uniform: radio.unit()) }
+        if case .logNormal(let sigma) = scenario.channel.fading { return sigma * radio.gaussian() }
+        return 0
     }
 
     /// Whether another packet on the same channel overlapped this one at this receiver strongly
@@ -205,11 +231,13 @@ public struct Simulation: Sendable {
 
     private mutating func interferes(_ event: AdvertisingEvent, victimPower: Double, receiver: Int, channel: Int) -> Bool {
         let linkIndex = receiver * beaconCount + event.beacon
-        if links[linkIndex].nextRefresh <= event.time { refresh(receiver, beacon: event.beacon, at: event.time) }
-        let link = links[linkIndex]
-        let base = link.receivedMean + link.shadow + link.offset(channel)
-        if base + fadingHeadroom < victimPower - scenario.channel.captureRatio { return false }
-        return base + fade(link) > victimPower - scenario.channel.captureRatio
+        if hot[linkIndex].nextRefresh <= event.time { refresh(receiver, beacon: event.beacon, at: event.time) }
+        let fast = hot[linkIndex]
+        let base = fast.level + Double(fast.offset(channel))
+        // Interference must beat the capture ratio and rise above the receiver's noise floor.
+        let threshold = max(victimPower - scenario.channel.captureRatio, interferenceFloor)
+        if base + fadingHeadroom < threshold { return false }
+        return base + fade(fast) > threshold
     }
 
     // MARK: - Links
@@ -251,26 +279,32 @@ public struct Simulation: Sendable {
         let inRange = presencePower >= channel.presenceThreshold
         if inRange != link.inRange {
             link.inRange = inRange
-            for (regionIndex, members) in regionMembers.enumerated() where members.contains(beaconIndex) {
+            for regionIndex in beaconRegions[beaconIndex] {
                 receivers[receiverIndex].regionCounts[regionIndex] += inRange ? 1 : -1
             }
+            if !beaconRegions[beaconIndex].isEmpty { receivers[receiverIndex].regionsChanged = true }
         }
-        // When to look again: static receivers never move; walkers are revisited every 0.1 s
-        // while the link matters, else once they could have walked into relevance (ignoring walls
-        // and shadowing drift of 3σ, which only make that sooner bound more conservative).
+        // When to look again. Static receivers never move. A walker's link is revisited after it
+        // could have walked 5 % of the distance (at most 10·n·log10(1.05) ≈ 0.5 dB of path loss
+        // at n = 2.5), at least every 0.1 s; a link far below anything that matters is revisited
+        // only once the walker could have come close enough (ignoring walls, and allowing 3σ of
+        // shadowing drift, both of which only make that bound earlier).
         switch receiver.placement {
         case .fixed:
             link.nextRefresh = .infinity
         case .walking(let path):
+            var wait = max(0.1, 0.05 * distance / path.speed)
             let headroom = relevanceFloor - 3 * channel.shadowingSigma - free
-            if headroom <= 0 {
-                link.nextRefresh = time + 0.1
-            } else {
+            if headroom > 0 {
                 let reachable = distance * pow(10, -headroom / (10 * channel.pathLossExponent))
-                link.nextRefresh = time + max(0.1, (distance - reachable) / path.speed)
+                wait = max(wait, (distance - reachable) / path.speed)
             }
+            link.nextRefresh = time + wait
         }
         links[linkIndex] = link
+        hot[linkIndex].level = link.receivedMean + link.shadow
+        hot[linkIndex].fadingTable = fadingTable?.table(forKFactor: link.kFactor) ?? 0
+        hot[linkIndex].nextRefresh = link.nextRefresh
     }
 
     private func frame(of beacon: SimulatedBeacon, sequence: UInt32) -> BeaconFrame {
@@ -279,6 +313,27 @@ public struct Simulation: Sendable {
                                                        advertisingCount: sequence, uptimeDeciseconds: UInt32(min(4e9, now * 10)))))
         }
         return .iBeacon(IBeaconFrame(identity: beacon.identity, measuredPower: beacon.measuredPower))
+    }
+}
+
+/// The part of a link the per-packet path reads: 32 bytes.
+struct HotLink: Sendable {
+    var nextRefresh = 0.0
+    /// Mean power with walls, antenna, body and shadowing (dBm), before channel offset and fading.
+    var level = -200.0
+    var offsets: (Float, Float, Float)
+    /// Which of the fading table's distributions (K-factor step) this link draws from.
+    var fadingTable: Int32 = 0
+
+    init(offsets: (Float, Float, Float)) { self.offsets = offsets }
+
+    @inline(__always)
+    func offset(_ channel: Int) -> Float {
+        switch channel {
+        case 0: offsets.0
+        case 1: offsets.1
+        default: offsets.2
+        }
     }
 }
 
@@ -308,27 +363,18 @@ struct Link: Sendable {
         self.channelOffsets = channelOffsets
     }
 
-    /// Frequency-selective offset plus the free-space frequency term of an advertising channel.
-    func offset(_ channel: Int) -> Double {
-        switch channel {
-        case 0: channelOffsets.0 + Link.frequencyTerms.0
-        case 1: channelOffsets.1 + Link.frequencyTerms.1
-        default: channelOffsets.2 + Link.frequencyTerms.2
-        }
-    }
-
     static let frequencyTerms = (Propagation.frequencyOffset(megahertz: 2402), 0.0, Propagation.frequencyOffset(megahertz: 2480))
 }
 
 struct ReceiverState: Sendable {
     var scanPhase: Double
     var regionCounts: [Int]
+    var regionsChanged = true
     var cachedNames: [String] = []
-    var cachedCounts: [Int] = []
 
     mutating func regionNames(_ regions: [SimulatedRegion]) -> [String] {
-        if cachedCounts != regionCounts {
-            cachedCounts = regionCounts
+        if regionsChanged {
+            regionsChanged = false
             cachedNames = regionCounts.indices.filter { regionCounts[$0] > 0 }.map { regions[$0].name }
         }
         return cachedNames

@@ -15,6 +15,7 @@ struct Proxima: AsyncParsableCommand {
             Transmitters.self,
             Scan.self,
             Simulate.self,
+            Evaluate.self,
             Encode.self,
             Decode.self,
             NewUUID.self,

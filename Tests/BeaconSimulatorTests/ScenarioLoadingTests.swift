@@ -7,7 +7,7 @@ let minimalScenario = """
 {
   "name": "corridor", "seed": 7, "duration": 20,
   "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0",
-  "venue": {"width": 30, "height": 10, "walls": [{"from": {"x": 15, "y": 0}, "to": {"x": 15, "y": 10}, "attenuation": 8}]},
+  "venue": {"width": 30, "height": 10, "walls": [{"from": {"x": 15, "y": 0}, "to": {"x": 15, "y": 10}, "attenuation": 20}]},
   "beacons": [
     {"name": "left", "major": 1, "minor": 10, "position": {"x": 2, "y": 5}},
     {"name": "right", "major": 1, "minor": 20, "position": {"x": 28, "y": 5}, "tlm": true, "battery": 2900}
@@ -29,7 +29,7 @@ let minimalScenario = """
         #expect(scenario.beacons[1].telemetry)
         #expect(scenario.beacons[1].batteryMillivolts == 2900)
         #expect(scenario.beacons[0].interval == 0.1)
-        #expect(scenario.venue.walls.first?.attenuation == 8)
+        #expect(scenario.venue.walls.first?.attenuation == 20)
         #expect(scenario.regions.map(\.name) == ["store", "left only"])
         #expect(scenario.regions[0].minor == nil)
         guard case .walking(let path) = scenario.receivers[1].placement else {

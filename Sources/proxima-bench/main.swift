@@ -1,6 +1,8 @@
 // Benchmarks: `swift run -c release proxima-bench [suite]`. Figures go into BENCHMARKS.md.
 // Each suite lives in its own file and is registered here.
 let suites: [(name: String, run: () async throws -> Void)] = [
+    ("simulator", SimulatorBenchmark.run),
+    ("engine", { try EngineBenchmark.run() }),
     ("hci", HCIBenchmark.run),
 ]
 

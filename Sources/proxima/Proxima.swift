@@ -7,9 +7,15 @@ struct Proxima: AsyncParsableCommand {
         abstract: "An iBeacon system for Linux: transmit, scan, monitor, range, simulate and serve.",
         subcommands: [
             // Each issue adds its commands here.
+            Monitor.self,
+            Range.self,
+            Calibrate.self,
+            Regions.self,
             Advertise.self,
             Transmitters.self,
             Scan.self,
+            Simulate.self,
+            Evaluate.self,
             Encode.self,
             Decode.self,
             NewUUID.self,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeaconHCI
 import BeaconKit
+import BeaconSimulator
 import Foundation
 
 /// Where sightings come from. Shared by every command that consumes sightings (scan, monitor,
@@ -43,8 +44,12 @@ struct SourceOptions: ParsableArguments {
         if let endpoint = try controllerEndpoint(device: device, h4: h4, serial: serial) {
             return try await SightingSource.scan(endpoint, settings: ScanSettings(), recorders: []).sightings
         }
-        if simulate != nil {
-            throw ValidationError("the simulator source is not available in this build yet")
+        if let simulate {
+            let scenario: Scenario
+            do { scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: simulate)) } catch {
+                throw ValidationError("\(simulate): \(error)")
+            }
+            return Simulation.sightings(scenario, pacing: speed == 0 ? .virtual : .scaled(speed))
         }
         throw ValidationError("choose a source: --device hci0, --h4 PATH, --serial DEV, --replay FILE or --simulate SCENARIO")
     }

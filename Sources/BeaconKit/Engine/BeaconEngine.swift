@@ -1,0 +1,468 @@
+/// Region monitoring and beacon ranging with Core Location's meaning, as a deterministic state
+/// machine: it reads time only from the sightings and from ``advance(to:)``, and returns events.
+///
+/// One engine models one receiver, as one phone does: feed it one receiver's sightings (run one
+/// engine per receiver to compare receivers). Sightings should arrive in time order; an
+/// earlier time than one already seen is treated as "now".
+///
+/// Per beacon the engine keeps one fixed-size record in a dense array, found through an interned
+/// ``BeaconIndex``; the per-packet path does no allocation and no dynamic dispatch.
+public struct BeaconEngine: Sendable {
+    public let configuration: EngineConfiguration
+    let hot: HotParameters
+
+    private var indexByIdentity: [IdentityKey: Int32] = [:]
+    private(set) var identities: ContiguousArray<BeaconIdentity> = []
+    private(set) var beacons: ContiguousArray<TrackedBeacon> = []
+    /// Windows of the running trimmed mean, one per beacon, only when that filter is chosen.
+    private var windows: [RunningTrimmedMean] = []
+    private var monitored: [MonitoredRegion] = []
+    private var ranged: [BeaconRegion] = []
+    /// Last cycle's list sizes, to reserve this cycle's lists once.
+    private var listSizeHints: [Int] = []
+    /// Region indices each beacon matches, monitored then ranged, referenced by start and count.
+    private var matchPool: ContiguousArray<UInt16> = []
+
+    /// The latest time the engine has seen.
+    public private(set) var now: Double = -.infinity
+    private(set) var nextCycleEnd: Double = .infinity
+    private(set) var nextExitCheck: Double = -.infinity
+    /// min(nextCycleEnd, nextExitCheck): the one comparison the packet path makes.
+    private var nextHousekeeping: Double = -.infinity
+
+    public init(configuration: EngineConfiguration = .init()) {
+        self.configuration = configuration
+        self.hot = HotParameters(configuration)
+    }
+
+    // MARK: Regions
+
+    public var monitoredRegions: [BeaconRegion] { monitored.map(\.region) }
+    public var rangedRegions: [BeaconRegion] { ranged }
+
+    /// Starts monitoring, replacing a region with the same identifier. The region's state comes
+    /// from the beacons present now, without an enter event; with `notifyEntryStateOnStart` the
+    /// state is reported at once.
+    ///
+    /// - Throws: ``MonitoringError/regionLimitExceeded(limit:identifier:)`` when a new
+    ///   identifier would exceed ``EngineConfiguration/regionLimit``.
+    @discardableResult
+    public mutating func startMonitoring(_ region: BeaconRegion, at time: Double? = nil) throws(MonitoringError) -> [BeaconEvent] {
+        if let existing = monitored.firstIndex(where: { $0.region.identifier == region.identifier }) {
+            monitored[existing].region = region
+        } else {
+            if let limit = configuration.regionLimit, monitored.count >= limit {
+                throw .regionLimitExceeded(limit: limit, identifier: region.identifier)
+            }
+            precondition(monitored.count < Int(UInt16.max), "more monitored regions than the engine can index")
+            monitored.append(MonitoredRegion(region: region))
+        }
+        rebuildMatches()
+        guard region.notifyEntryStateOnStart else { return [] }
+        return [try requestState(for: region.identifier, at: time)]
+    }
+
+    /// Stops monitoring; returns whether the region was monitored.
+    @discardableResult
+    public mutating func stopMonitoring(identifier: String) -> Bool {
+        guard let index = monitored.firstIndex(where: { $0.region.identifier == identifier }) else { return false }
+        monitored.remove(at: index)
+        rebuildMatches()
+        return true
+    }
+
+    /// The region's current state, as a `didDetermineState` event.
+    public func requestState(for identifier: String, at time: Double? = nil) throws(MonitoringError) -> BeaconEvent {
+        guard let entry = monitored.first(where: { $0.region.identifier == identifier }) else {
+            throw .unknownRegion(identifier: identifier)
+        }
+        return .didDetermineState(entry.state, entry.region, time: time ?? (now.isFinite ? now : 0))
+    }
+
+    public func state(for identifier: String) -> RegionState? {
+        monitored.first(where: { $0.region.identifier == identifier })?.state
+    }
+
+    /// Starts ranging, replacing a ranged region with the same identifier. Each ranging cycle
+    /// then reports this region's beacons.
+    public mutating func startRanging(_ region: BeaconRegion) {
+        if let existing = ranged.firstIndex(where: { $0.identifier == region.identifier }) {
+            ranged[existing] = region
+        } else {
+            precondition(ranged.count < Int(UInt16.max), "more ranged regions than the engine can index")
+            ranged.append(region)
+        }
+        rebuildMatches()
+    }
+
+    @discardableResult
+    public mutating func stopRanging(identifier: String) -> Bool {
+        guard let index = ranged.firstIndex(where: { $0.identifier == identifier }) else { return false }
+        ranged.remove(at: index)
+        rebuildMatches()
+        return true
+    }
+
+    // MARK: Beacons
+
+    public var trackedBeaconCount: Int { beacons.count }
+
+    var indexCapacity: Int { indexByIdentity.capacity }
+    var matchPoolCount: Int { matchPool.count }
+    /// Rough: each window sample is a time and an RSSI in a deque.
+    var windowBytes: Int { windows.reduce(0) { $0 + $1.sampleCount * 16 + 32 } }
+
+    /// The dense index of a beacon, creating its record on first sight.
+    public mutating func intern(_ identity: BeaconIdentity, measuredPower: MeasuredPower) -> BeaconIndex {
+        if let index = indexByIdentity[IdentityKey(identity)] {
+            if beacons[Int(index)].measuredPower != measuredPower.dBm {
+                beacons[Int(index)].measuredPower = measuredPower.dBm
+            }
+            return BeaconIndex(rawValue: index)
+        }
+        precondition(beacons.count < Int(Int32.max), "more beacons than the engine can index")
+        let index = Int32(beacons.count)
+        indexByIdentity[IdentityKey(identity)] = index
+        identities.append(identity)
+        beacons.append(TrackedBeacon(measuredPower: measuredPower,
+                                     pathLossExponent: configuration.distance.pathLossExponent(for: identity)))
+        if case .runningTrimmedMean(let window, let trim) = configuration.filter {
+            windows.append(RunningTrimmedMean(window: window, trimFraction: trim))
+        }
+        appendMatches(for: Int(index))
+        return BeaconIndex(rawValue: index)
+    }
+
+    public func index(of identity: BeaconIdentity) -> BeaconIndex? {
+        indexByIdentity[IdentityKey(identity)].map(BeaconIndex.init(rawValue:))
+    }
+
+    /// Whether the beacon currently counts as present (entered, not yet exited).
+    public func isPresent(_ identity: BeaconIdentity) -> Bool {
+        guard let index = indexByIdentity[IdentityKey(identity)] else { return false }
+        return beacons[Int(index)].isPresent
+    }
+
+    /// Seconds of silence after which the beacon would exit now, or nil if never heard.
+    public func exitTimeout(for identity: BeaconIdentity) -> Double? {
+        guard let index = indexByIdentity[IdentityKey(identity)] else { return nil }
+        return exitTimeout(beacons[Int(index)])
+    }
+
+    // MARK: Checkpoint support
+
+    mutating func restore(_ index: BeaconIndex, from saved: EngineCheckpoint.Beacon) {
+        beacons[Int(index.rawValue)].restore(from: saved)
+    }
+
+    /// Sets the clock and recounts the regions' present beacons from the restored records.
+    mutating func restoreClock(now: Double?, nextCycleEnd: Double?, nextExitCheck: Double?) {
+        self.now = now ?? -.infinity
+        self.nextCycleEnd = nextCycleEnd ?? .infinity
+        self.nextExitCheck = nextExitCheck ?? -.infinity
+        nextHousekeeping = Swift.min(self.nextCycleEnd, self.nextExitCheck)
+        rebuildMatches()
+    }
+
+    // MARK: Input
+
+    /// Feeds one sighting. Frames other than iBeacon only advance the clock.
+    public mutating func receive(_ sighting: Sighting, into events: inout [BeaconEvent]) {
+        guard case .iBeacon(let frame) = sighting.frame else {
+            advance(to: sighting.time, into: &events)
+            return
+        }
+        let index = intern(frame.identity, measuredPower: frame.measuredPower)
+        record(index, time: sighting.time, rssi: sighting.rssi, into: &events)
+    }
+
+    public mutating func receive(_ sighting: Sighting) -> [BeaconEvent] {
+        var events: [BeaconEvent] = []
+        receive(sighting, into: &events)
+        return events
+    }
+
+    /// Feeds one packet of an interned beacon: the per-packet hot path.
+    public mutating func record(_ beacon: BeaconIndex, time: Double, rssi: Int8?, into events: inout [BeaconEvent]) {
+        if time >= nextHousekeeping { advance(to: time, into: &events) }
+        let t = Swift.max(time, now)
+        now = t
+        let index = Int(beacon.rawValue)
+        var record = beacons[index]
+
+        if t > record.exitDeadline {
+            if record.isPresent {
+                beacons[index] = record
+                exit(index, at: t, into: &events)
+                record = beacons[index]
+            } else if record.evidence > 0 {
+                record.evidence = 0
+                record.reception.reset()
+            }
+        }
+        // Capped so that a beacon back after hours does not overflow the Kalman prediction.
+        let sincePrevious = Swift.min(t - record.lastHeard, 3600)
+        if record.isPresent || record.evidence > 0 {
+            if let adaptive = hot.adaptive {
+                record.reception.addGap(Float(sincePrevious), parameters: adaptive)
+            }
+        }
+        record.lastHeard = t
+        record.exitDeadline = t + exitTimeout(record)
+        if record.cyclePackets < UInt16.max { record.cyclePackets += 1 }
+
+        if let rssi {
+            record.cycleRSSISum += Int32(rssi)
+            record.cycleRSSICount &+= record.cycleRSSICount < UInt16.max ? 1 : 0
+            switch hot.filterKind {
+            case .kalman:
+                record.filter.kalmanUpdate(rssi: Float(rssi), elapsed: Float(sincePrevious),
+                                           processNoise: hot.processNoise, measurementNoise: hot.measurementNoise)
+            case .arma:
+                record.filter.armaUpdate(rssi: Float(rssi), coefficient: hot.armaCoefficient)
+            case .none:
+                record.filter.estimate = Float(rssi)
+            case .window:
+                windows[index].add(rssi: rssi, time: t)
+            }
+        }
+
+        if !record.isPresent {
+            record.evidence &+= 1
+            if record.evidence >= hot.entryEvidence {
+                record.isPresent = true
+                beacons[index] = record
+                enter(index, at: t, into: &events)
+                return
+            }
+        }
+        beacons[index] = record
+    }
+
+    /// Moves the clock forward: closes every ranging cycle that ended by `time` and reports
+    /// beacons whose silence exceeded their exit timeout. Live sources call it about once a
+    /// second with the wall clock; replays need not, since every sighting advances the clock.
+    public mutating func advance(to time: Double, into events: inout [BeaconEvent]) {
+        let t = Swift.max(time, now)
+        if !now.isFinite {
+            nextCycleEnd = t + configuration.rangingCycle
+            nextExitCheck = t
+        }
+        let previous = now
+        now = t
+        let cycle = configuration.rangingCycle
+        // After this, no beacon can be listed or exit: every cycle would be empty.
+        let quietAfter = previous + Swift.max(configuration.trackingAge, longestExitTimeout) + cycle
+        while nextCycleEnd <= t {
+            let end = nextCycleEnd
+            checkExits(at: end, into: &events)
+            closeCycle(at: end, into: &events)
+            nextCycleEnd = end + cycle
+            // A long silence in a replay: after one empty cycle, skip to the present.
+            if end > quietAfter && t - nextCycleEnd > cycle {
+                nextCycleEnd += ((t - nextCycleEnd) / cycle).rounded(.down) * cycle
+            }
+        }
+        if t >= nextExitCheck {
+            checkExits(at: t, into: &events)
+            nextExitCheck = t + configuration.exitCheckInterval
+        }
+        nextHousekeeping = Swift.min(nextCycleEnd, nextExitCheck)
+    }
+
+    public mutating func advance(to time: Double) -> [BeaconEvent] {
+        var events: [BeaconEvent] = []
+        advance(to: time, into: &events)
+        return events
+    }
+
+    // MARK: Monitoring internals
+
+    private var longestExitTimeout: Double {
+        if let adaptive = hot.adaptive { return adaptive.ceiling }
+        return hot.fixedDelay
+    }
+
+    private func exitTimeout(_ record: TrackedBeacon) -> Double {
+        if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
+        return hot.fixedDelay
+    }
+
+    private mutating func checkExits(at time: Double, into events: inout [BeaconEvent]) {
+        for index in beacons.indices where time > beacons[index].exitDeadline {
+            if beacons[index].isPresent {
+                exit(index, at: time, into: &events)
+            } else if beacons[index].evidence > 0 {
+                beacons[index].evidence = 0
+                beacons[index].reception.reset()
+            }
+        }
+    }
+
+    private mutating func enter(_ index: Int, at time: Double, into events: inout [BeaconEvent]) {
+        let record = beacons[index]
+        let start = Int(record.monitorMatchStart)
+        for slot in start..<(start + Int(record.monitorMatchCount)) {
+            let region = Int(matchPool[slot])
+            monitored[region].presentCount += 1
+            if monitored[region].presentCount == 1 {
+                monitored[region].state = .inside
+                if monitored[region].region.notifyOnEntry {
+                    events.append(.didEnter(monitored[region].region, time: time))
+                }
+            }
+        }
+    }
+
+    /// Reports the exit at the moment the silence reached the timeout, whenever it is noticed,
+    /// so replays give the same times whatever the tick rate.
+    private mutating func exit(_ index: Int, at detection: Double, into events: inout [BeaconEvent]) {
+        let time = Swift.min(detection, beacons[index].exitDeadline)
+        beacons[index].isPresent = false
+        beacons[index].evidence = 0
+        beacons[index].reception.reset()
+        let record = beacons[index]
+        let start = Int(record.monitorMatchStart)
+        for slot in start..<(start + Int(record.monitorMatchCount)) {
+            let region = Int(matchPool[slot])
+            monitored[region].presentCount -= 1
+            if monitored[region].presentCount == 0 {
+                monitored[region].state = .outside
+                if monitored[region].region.notifyOnExit {
+                    events.append(.didExit(monitored[region].region, time: time))
+                }
+            }
+        }
+    }
+
+    private mutating func appendMatches(for index: Int) {
+        let identity = identities[index]
+        beacons[index].monitorMatchStart = UInt32(matchPool.count)
+        for (regionIndex, entry) in monitored.enumerated() where entry.region.contains(identity) {
+            matchPool.append(UInt16(regionIndex))
+        }
+        beacons[index].monitorMatchCount = UInt16(matchPool.count - Int(beacons[index].monitorMatchStart))
+        beacons[index].rangeMatchStart = UInt32(matchPool.count)
+        for (regionIndex, region) in ranged.enumerated() where region.contains(identity) {
+            matchPool.append(UInt16(regionIndex))
+        }
+        beacons[index].rangeMatchCount = UInt16(matchPool.count - Int(beacons[index].rangeMatchStart))
+    }
+
+    private mutating func rebuildMatches() {
+        matchPool.removeAll(keepingCapacity: true)
+        for index in beacons.indices { appendMatches(for: index) }
+        for region in monitored.indices { monitored[region].presentCount = 0 }
+        for record in beacons where record.isPresent {
+            let start = Int(record.monitorMatchStart)
+            for slot in start..<(start + Int(record.monitorMatchCount)) {
+                monitored[Int(matchPool[slot])].presentCount += 1
+            }
+        }
+        for region in monitored.indices {
+            monitored[region].state = monitored[region].presentCount > 0 ? .inside : .outside
+        }
+    }
+
+    // MARK: Ranging internals
+
+    private mutating func closeCycle(at end: Double, into events: inout [BeaconEvent]) {
+        if ranged.isEmpty {
+            resetCycleCounters(at: end)
+            return
+        }
+        var lists = (0..<ranged.count).map { region -> [RangedBeacon] in
+            var list: [RangedBeacon] = []
+            list.reserveCapacity(region < listSizeHints.count ? listSizeHints[region] : 0)
+            return list
+        }
+        let trackingAge = configuration.trackingAge
+        for index in beacons.indices {
+            var record = beacons[index]
+            if end - record.lastHeard > trackingAge {
+                if record.proximity.current != .unknown { beacons[index].proximity.reset() }
+                continue
+            }
+            if record.rangeMatchCount > 0 {
+                let ranged = rangedBeacon(index, &record)
+                let start = Int(record.rangeMatchStart)
+                for slot in start..<(start + Int(record.rangeMatchCount)) {
+                    lists[Int(matchPool[slot])].append(ranged)
+                }
+            }
+            record.cyclePackets = 0
+            record.cycleRSSICount = 0
+            record.cycleRSSISum = 0
+            beacons[index] = record
+        }
+        listSizeHints = lists.map(\.count)
+        for (regionIndex, region) in ranged.enumerated() {
+            lists[regionIndex].sort(by: RangedBeacon.rangingOrder)
+            events.append(.didRange(lists[regionIndex], region, time: end))
+        }
+    }
+
+    /// Without ranged regions a cycle only clears the per-cycle sums and forgets the zones of
+    /// beacons past the tracking age.
+    private mutating func resetCycleCounters(at end: Double) {
+        let trackingAge = configuration.trackingAge
+        for index in beacons.indices {
+            if beacons[index].cyclePackets != 0 {
+                beacons[index].cyclePackets = 0
+                beacons[index].cycleRSSICount = 0
+                beacons[index].cycleRSSISum = 0
+            }
+            if end - beacons[index].lastHeard > trackingAge && beacons[index].proximity.current != .unknown {
+                beacons[index].proximity.reset()
+            }
+        }
+    }
+
+    private func filteredRSSI(_ index: Int, _ record: TrackedBeacon) -> Double? {
+        if hot.filterKind == .window { return windows[index].estimate }
+        return record.filter.hasEstimate ? Double(record.filter.estimate) : nil
+    }
+
+    private func rangedBeacon(_ index: Int, _ record: inout TrackedBeacon) -> RangedBeacon {
+        let power = MeasuredPower(record.measuredPower)
+        let heard = record.cyclePackets > 0
+        var accuracy = -1.0
+        var proximity = Proximity.unknown
+        var rssi = 0
+        if heard && record.cycleRSSICount > 0 {
+            rssi = Int((Double(record.cycleRSSISum) / Double(record.cycleRSSICount)).rounded())
+            let exponent: Double? = record.pathLossExponent.isNaN ? nil : Double(record.pathLossExponent)
+            let distance = filteredRSSI(index, record).flatMap {
+                hot.distanceModel.distance(rssi: $0, measuredPower: power, pathLossExponent: exponent)
+            }
+            proximity = record.proximity.update(distance: distance, zones: hot.zones)
+            accuracy = distance ?? -1
+        }
+        return RangedBeacon(identity: identities[index], proximity: proximity, accuracy: accuracy, rssi: rssi,
+                            measuredPower: power, timestamp: record.lastHeard, packetCount: Int(record.cyclePackets))
+    }
+}
+
+/// The intern table's key: the identity as three integers, which hash faster than `UUID`.
+struct IdentityKey: Hashable, Comparable, Sendable {
+    var high: UInt64
+    var low: UInt64
+    var majorMinor: UInt32
+
+    init(_ identity: BeaconIdentity) {
+        let bytes = identity.uuid.uuid
+        high = UInt64(bytes.0) << 56 | UInt64(bytes.1) << 48 | UInt64(bytes.2) << 40 | UInt64(bytes.3) << 32
+            | UInt64(bytes.4) << 24 | UInt64(bytes.5) << 16 | UInt64(bytes.6) << 8 | UInt64(bytes.7)
+        low = UInt64(bytes.8) << 56 | UInt64(bytes.9) << 48 | UInt64(bytes.10) << 40 | UInt64(bytes.11) << 32
+            | UInt64(bytes.12) << 24 | UInt64(bytes.13) << 16 | UInt64(bytes.14) << 8 | UInt64(bytes.15)
+        majorMinor = UInt32(identity.major) << 16 | UInt32(identity.minor)
+    }
+}
+
+extension IdentityKey {
+    /// The same order as `BeaconIdentity`'s (UUID text, major, minor), without building strings:
+    /// hexadecimal text of bytes sorts as the bytes do.
+    static func < (lhs: IdentityKey, rhs: IdentityKey) -> Bool {
+        (lhs.high, lhs.low, lhs.majorMinor) < (rhs.high, rhs.low, rhs.majorMinor)
+    }
+}

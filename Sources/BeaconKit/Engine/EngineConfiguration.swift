@@ -1,0 +1,77 @@
+/// Everything that tunes monitoring and ranging. Defaults follow Core Location where it is
+/// documented and the measurements in docs/monitoring-and-ranging.md where it is not.
+public struct EngineConfiguration: Sendable, Hashable {
+    /// When a silent beacon is gone.
+    public var exitRule: ExitRule
+    /// Packets a beacon must send before it counts as present (1 = enter on the first packet).
+    /// Packets count only while they keep arriving within the exit timeout of each other.
+    public var entryEvidence: Int
+    /// Most monitored regions at once; nil = no limit. Core Location allows 20 per app.
+    public var regionLimit: Int?
+    /// Seconds per ranging cycle.
+    public var rangingCycle: Double
+    /// Seconds a beacon stays in ranging lists (with proximity unknown) after its last packet.
+    public var trackingAge: Double
+    public var filter: RSSIFilter
+    public var distance: DistanceConfiguration
+    public var zones: ProximityZones
+    /// Seconds between scans for silent beacons when time advances without their packets. It
+    /// bounds how late an exit can be reported beyond its timeout.
+    public var exitCheckInterval: Double
+
+    /// Core Location's per-app limit on monitored regions.
+    public static let coreLocationRegionLimit = 20
+
+    public init(exitRule: ExitRule = .default, entryEvidence: Int = 1, regionLimit: Int? = nil,
+                rangingCycle: Double = 1, trackingAge: Double = 5, filter: RSSIFilter = .default,
+                distance: DistanceConfiguration = .init(), zones: ProximityZones = .default,
+                exitCheckInterval: Double = 0.1) {
+        self.exitRule = exitRule
+        self.entryEvidence = max(1, entryEvidence)
+        self.regionLimit = regionLimit
+        self.rangingCycle = rangingCycle > 0 ? rangingCycle : 1
+        self.trackingAge = max(0, trackingAge)
+        self.filter = filter
+        self.distance = distance
+        self.zones = zones
+        self.exitCheckInterval = exitCheckInterval > 0 ? exitCheckInterval : 0.1
+    }
+}
+
+/// The configuration reduced to the numbers the per-packet path reads, converted once.
+struct HotParameters: Sendable {
+    enum FilterKind: UInt8, Sendable { case kalman, window, arma, none }
+    var filterKind: FilterKind
+    var processNoise: Float = 0
+    var measurementNoise: Float = 0
+    var armaCoefficient: Float = 0
+    var adaptive: AdaptiveExitParameters?
+    var fixedDelay: Double = 0
+    var entryEvidence: UInt16
+    /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
+    var distanceModel: DistanceModel
+    var zones: ProximityZones
+
+    init(_ configuration: EngineConfiguration) {
+        distanceModel = configuration.distance.model
+        zones = configuration.zones
+        switch configuration.filter {
+        case .kalman(let parameters):
+            filterKind = .kalman
+            processNoise = Float(parameters.processNoise)
+            measurementNoise = Float(parameters.measurementNoise)
+        case .runningTrimmedMean:
+            filterKind = .window
+        case .arma(let coefficient):
+            filterKind = .arma
+            armaCoefficient = Float(coefficient)
+        case .none:
+            filterKind = .none
+        }
+        switch configuration.exitRule {
+        case .adaptive(let parameters): adaptive = parameters
+        case .fixedDelay(let seconds): fixedDelay = seconds
+        }
+        entryEvidence = UInt16(clamping: configuration.entryEvidence)
+    }
+}

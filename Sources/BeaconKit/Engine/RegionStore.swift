@@ -1,0 +1,90 @@
+import Foundation
+
+/// The monitored regions kept across restarts, as `regions.json` in the configuration
+/// directory (see ``ConfigurationDirectory``).
+public struct RegionStore: Sendable {
+    public static let fileName = "regions.json"
+    public let environment: [String: String]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    public var url: URL { ConfigurationDirectory.url(environment: environment).appendingPathComponent(Self.fileName) }
+
+    /// The stored regions; none when the file does not exist yet.
+    public func load() throws(RegionStoreError) -> [BeaconRegion] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            if !FileManager.default.fileExists(atPath: url.path) { return [] }
+            throw RegionStoreError(path: url.path, reason: "cannot read: \(error.localizedDescription)")
+        }
+        do {
+            return try JSONDecoder().decode(StoredRegions.self, from: data).regions
+        } catch let DecodingError.dataCorrupted(context) {
+            throw RegionStoreError(path: url.path, reason: Self.describe(context))
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw RegionStoreError(path: url.path, reason: "missing '\(key.stringValue)' at \(Self.path(context))")
+        } catch let DecodingError.typeMismatch(type, context) {
+            throw RegionStoreError(path: url.path, reason: "expected \(type) at \(Self.path(context))")
+        } catch {
+            throw RegionStoreError(path: url.path, reason: "\(error)")
+        }
+    }
+
+    public func save(_ regions: [BeaconRegion]) throws(RegionStoreError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            let data = try encoder.encode(StoredRegions(regions: regions))
+            try ConfigurationDirectory.write(data, to: Self.fileName, environment: environment)
+        } catch {
+            throw RegionStoreError(path: url.path, reason: "cannot write: \(error.localizedDescription)")
+        }
+    }
+
+    /// Adds or replaces (same identifier) a region and saves.
+    @discardableResult
+    public func add(_ region: BeaconRegion) throws(RegionStoreError) -> [BeaconRegion] {
+        var regions = try load()
+        if let index = regions.firstIndex(where: { $0.identifier == region.identifier }) {
+            regions[index] = region
+        } else {
+            regions.append(region)
+        }
+        try save(regions)
+        return regions
+    }
+
+    /// Removes a region by identifier and saves; returns whether it existed.
+    @discardableResult
+    public func remove(identifier: String) throws(RegionStoreError) -> Bool {
+        var regions = try load()
+        guard let index = regions.firstIndex(where: { $0.identifier == identifier }) else { return false }
+        regions.remove(at: index)
+        try save(regions)
+        return true
+    }
+
+    private struct StoredRegions: Codable {
+        var version = 1
+        var regions: [BeaconRegion]
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return path.isEmpty ? "the top level" : path
+    }
+
+    private static func describe(_ context: DecodingError.Context) -> String {
+        "\(context.debugDescription) (at \(path(context)))"
+    }
+}
+
+public struct RegionStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+    public var description: String { "regions file \(path): \(reason)" }
+}

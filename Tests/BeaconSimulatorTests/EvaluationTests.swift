@@ -1,0 +1,45 @@
+import BeaconKit
+import BeaconSimulator
+import Foundation
+import Testing
+
+@Suite struct EvaluationTests {
+    /// A walker who passes through the hall twice; the evaluation must see both visits, and the
+    /// fixed exit delays must show as exit latencies in the right order.
+    @Test func measuresLatencyAndComparesExitRules() throws {
+        var scenario = try Scenario.decode(Data(minimalScenario.utf8))
+        scenario.receivers = [SimulatedReceiver(name: "walker", placement: .walking(WalkerPath(
+            waypoints: [.init(Point(x: 1, y: 5), pause: 60), .init(Point(x: 29, y: 5), pause: 120)], speed: 1.2, loop: true)))]
+        scenario.venue.walls = [Wall(from: Point(x: 15, y: 0), to: Point(x: 15, y: 10), attenuation: 30)]
+        scenario.duration = 900
+        let report = Evaluation(scenario: scenario).run()
+        #expect(report.truthEnters >= 4)
+        #expect(report.truthExits >= 3)
+        let byName = Dictionary(uniqueKeysWithValues: report.variants.map { ($0.name, $0) })
+        let adaptive = try #require(byName["default: Kalman, log-distance n=2, adaptive exit"]?.monitoring)
+        let altBeacon = try #require(byName["exit: fixed 10 s (AltBeacon)"]?.monitoring)
+        let iOS = try #require(byName["exit: fixed 30 s (iOS-like)"]?.monitoring)
+        #expect(adaptive.exitLatency.count > 0 && altBeacon.exitLatency.count > 0 && iOS.exitLatency.count > 0)
+        // A fixed delay adds itself to the exit: 30 s later than the last packet, not 10 s.
+        #expect(iOS.exitLatency.p50 > altBeacon.exitLatency.p50 + 10)
+        #expect(adaptive.exitLatency.p50 < iOS.exitLatency.p50)
+        // Ranging rows exist for every filter and model, and errors are finite.
+        let ranging = report.variants.compactMap(\.ranging)
+        #expect(ranging.count == 6)
+        #expect(ranging.allSatisfy { $0.overall.count > 100 && $0.overall.p50.isFinite })
+        #expect(report.trace.samples.count > 100)
+        let text = report.text
+        for variant in report.variants { #expect(text.contains(variant.name)) }
+        let svg = report.svg
+        #expect(svg.hasPrefix("<svg") && svg.contains("</svg>"))
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 2 + ranging.count)
+    }
+
+    @Test func percentilesInterpolateBetweenRanks() {
+        let distribution = Distribution([5, 1, 4, 2, 3])
+        #expect(distribution.p50 == 3)
+        #expect(abs(distribution.p90 - 4.6) < 1e-12)
+        #expect(distribution.max == 5)
+        #expect(Distribution([]).p50.isNaN)
+    }
+}

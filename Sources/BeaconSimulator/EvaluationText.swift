@@ -23,6 +23,13 @@ extension EvaluationReport {
                               format(m.falseExitsPerBeaconHour * 10_000, 0), "\(m.missedEnters)/\(m.missedExits)"],
                              widths: monitoringWidths))
         }
+        if let names = receiverNames {
+            lines.append("False enters + exits by receiver: " + variants.compactMap { variant -> String? in
+                guard let m = variant.monitoring else { return nil }
+                let counts = names.indices.map { "\(m.falseEventsByReceiver[$0] ?? 0)" }.joined(separator: "/")
+                return "\(variant.name.components(separatedBy: ":").first ?? variant.name) \(counts)"
+            }.joined(separator: "; ") + " (order: \(names.joined(separator: ", ")))")
+        }
         lines.append("")
         lines.append("Ranging: |accuracy − true distance| in m, median / p90 by band of true distance (n = estimates)")
         let bands = DistanceBand.allCases

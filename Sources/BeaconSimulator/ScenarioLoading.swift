@@ -80,17 +80,8 @@ extension Scenario {
                 .compactMap { $0 }.joined(separator: ".")
             regions.append(SimulatedRegion(name: regionName, uuid: uuid, major: major, minor: minor))
         }
-        if regions.isEmpty {
-            // Without explicit regions, ground truth reports one region per beacon identity.
-            var seen: Set<BeaconIdentity> = []
-            for beacon in beacons where seen.insert(beacon.identity).inserted {
-                regions.append(SimulatedRegion(name: beacon.name, uuid: beacon.identity.uuid,
-                                               major: beacon.identity.major, minor: beacon.identity.minor))
-            }
-        }
-
         return Scenario(name: name, seed: seed, duration: duration, venue: venue, channel: channel,
-                        beacons: beacons, receivers: receivers, regions: regions)
+                        beacons: beacons, receivers: receivers, regions: regions.isEmpty ? nil : regions)
     }
 
     private static func parseUUID(_ cursor: JSONCursor) throws(ScenarioError) -> UUID {

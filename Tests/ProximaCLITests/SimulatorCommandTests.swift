@@ -63,6 +63,47 @@ import Testing
         #expect(replayed.standardOutput.split(separator: "\n").count == count)
     }
 
+    /// btmon and Wireshark's tshark decode every report of the simulated captures. On CI the
+    /// tools are installed by scripts/install-test-deps, so their absence there is a failure.
+    @Test func btmonAndTsharkReadTheCaptures() throws {
+        let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+        let btmon = "/usr/bin/btmon", tshark = "/usr/bin/tshark"
+        let haveTools = FileManager.default.isExecutableFile(atPath: btmon) && FileManager.default.isExecutableFile(atPath: tshark)
+        guard haveTools || isCI else { return }
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let retail = Self.examples.appendingPathComponent("retail.json").path
+        let snoop = directory.appendingPathComponent("till.btsnoop").path
+        let pcap = directory.appendingPathComponent("till.pcap").path
+        for (flag, path) in [("--btsnoop", snoop), ("--pcap", pcap)] {
+            let outcome = try ProximaBinary.run(["simulate", retail, "--duration", "10", "--receiver", "London till", flag, path])
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+        }
+        let written = try ProximaBinary.run(["simulate", retail, "--duration", "10", "--receiver", "London till", "--json"])
+            .standardOutput.split(separator: "\n").count
+        #expect(written > 20)
+        let decoded = try Self.output(of: btmon, ["-r", snoop])
+        #expect(decoded.components(separatedBy: "LE Advertising Report (0x02)").count - 1 == written)
+        #expect(decoded.contains("Company: Apple, Inc. (76)"))
+        let dissected = try Self.output(of: tshark, ["-r", pcap, "-V"])
+        #expect(dissected.components(separatedBy: "Sub Event: LE Advertising Report (0x02)").count - 1 == written)
+    }
+
+    static func output(of executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(executable) exited with \(process.terminationStatus)")
+        return String(decoding: data, as: UTF8.self)
+    }
+
     @Test func simulateIsASourceForScanAndMonitor() throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

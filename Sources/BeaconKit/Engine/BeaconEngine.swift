@@ -25,8 +25,8 @@ public struct BeaconEngine: Sendable {
 
     /// The latest time the engine has seen.
     public private(set) var now: Double = -.infinity
-    private var nextCycleEnd: Double = .infinity
-    private var nextExitCheck: Double = -.infinity
+    private(set) var nextCycleEnd: Double = .infinity
+    private(set) var nextExitCheck: Double = -.infinity
     /// min(nextCycleEnd, nextExitCheck): the one comparison the packet path makes.
     private var nextHousekeeping: Double = -.infinity
 
@@ -147,6 +147,21 @@ public struct BeaconEngine: Sendable {
     public func exitTimeout(for identity: BeaconIdentity) -> Double? {
         guard let index = indexByIdentity[IdentityKey(identity)] else { return nil }
         return exitTimeout(beacons[Int(index)])
+    }
+
+    // MARK: Checkpoint support
+
+    mutating func restore(_ index: BeaconIndex, from saved: EngineCheckpoint.Beacon) {
+        beacons[Int(index.rawValue)].restore(from: saved)
+    }
+
+    /// Sets the clock and recounts the regions' present beacons from the restored records.
+    mutating func restoreClock(now: Double?, nextCycleEnd: Double?, nextExitCheck: Double?) {
+        self.now = now ?? -.infinity
+        self.nextCycleEnd = nextCycleEnd ?? .infinity
+        self.nextExitCheck = nextExitCheck ?? -.infinity
+        nextHousekeeping = Swift.min(self.nextCycleEnd, self.nextExitCheck)
+        rebuildMatches()
     }
 
     // MARK: Input

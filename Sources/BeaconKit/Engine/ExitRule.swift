@@ -66,6 +66,12 @@ public struct ReceptionStatistics: Sendable, Hashable {
 
     public init() {}
 
+    /// Restores saved statistics (see ``EngineCheckpoint``).
+    init(meanGap: Float, gapDeviation: Float) {
+        self.meanGap = meanGap
+        self.gapDeviation = gapDeviation
+    }
+
     @inline(__always)
     public mutating func addGap(_ gap: Float, parameters p: AdaptiveExitParameters) {
         if meanGap.isNaN {

@@ -78,6 +78,15 @@ public struct ProximityTracker: Sendable, Hashable {
 
     public init() {}
 
+    /// Restores a saved tracker (see ``EngineCheckpoint``).
+    init(current: Proximity, candidate: Proximity, candidateCycles: UInt8) {
+        self.current = current
+        self.candidate = candidate
+        self.candidateCycles = candidateCycles
+    }
+
+    var savedCandidate: (Proximity, UInt8) { (candidate, candidateCycles) }
+
     /// Feeds one cycle's distance (nil = unknown) and returns the zone to report.
     public mutating func update(distance: Double?, zones: ProximityZones) -> Proximity {
         let observed = zones.zone(for: distance, from: current)

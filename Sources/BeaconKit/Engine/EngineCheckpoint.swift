@@ -1,0 +1,111 @@
+/// Everything a ``BeaconEngine`` knows, as a `Codable` value, so a server can keep each
+/// gateway's engine in its database and any instance can take the gateway over.
+///
+/// The configuration is not part of it: restore with the configuration the deployment uses.
+/// Windows of the running trimmed mean are not kept (they refill within 20 s); Kalman and ARMA
+/// state is. Non-finite times and not-yet-known statistics are `null`.
+public struct EngineCheckpoint: Codable, Sendable, Hashable {
+    public static let currentVersion = 1
+    public var version: Int
+    var now: Double?
+    var nextCycleEnd: Double?
+    var nextExitCheck: Double?
+    var beacons: [Beacon]
+    var monitored: [Monitored]
+    var ranged: [BeaconRegion]
+
+    public var beaconCount: Int { beacons.count }
+
+    struct Beacon: Codable, Sendable, Hashable {
+        var identity: BeaconIdentity
+        var measuredPower: Int8
+        var lastHeard: Double?
+        var exitDeadline: Double?
+        var meanGap: Float?
+        var gapDeviation: Float
+        var estimate: Float?
+        var variance: Float
+        var cycleRSSISum: Int32
+        var cycleRSSICount: UInt16
+        var cyclePackets: UInt16
+        var evidence: UInt16
+        var isPresent: Bool
+        var proximity: UInt8
+        var candidate: UInt8
+        var candidateCycles: UInt8
+    }
+
+    struct Monitored: Codable, Sendable, Hashable {
+        var region: BeaconRegion
+        var state: RegionState
+    }
+}
+
+/// A checkpoint that cannot be restored.
+public struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { "engine checkpoint: \(reason)" }
+}
+
+extension BeaconEngine {
+    public var checkpoint: EngineCheckpoint {
+        func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+        let saved = beacons.indices.map { index -> EngineCheckpoint.Beacon in
+            let record = beacons[index]
+            let (candidate, candidateCycles) = record.proximity.savedCandidate
+            return EngineCheckpoint.Beacon(
+                identity: identities[index], measuredPower: record.measuredPower,
+                lastHeard: finite(record.lastHeard), exitDeadline: finite(record.exitDeadline),
+                meanGap: record.reception.meanGap.isNaN ? nil : record.reception.meanGap,
+                gapDeviation: record.reception.gapDeviation,
+                estimate: record.filter.hasEstimate ? record.filter.estimate : nil, variance: record.filter.variance,
+                cycleRSSISum: record.cycleRSSISum, cycleRSSICount: record.cycleRSSICount,
+                cyclePackets: record.cyclePackets, evidence: record.evidence, isPresent: record.isPresent,
+                proximity: record.proximity.current.rawValue, candidate: candidate.rawValue, candidateCycles: candidateCycles)
+        }
+        return EngineCheckpoint(
+            version: EngineCheckpoint.currentVersion, now: finite(now), nextCycleEnd: finite(nextCycleEnd),
+            nextExitCheck: finite(nextExitCheck), beacons: saved,
+            monitored: monitoredRegions.map { EngineCheckpoint.Monitored(region: $0, state: state(for: $0.identifier) ?? .outside) },
+            ranged: rangedRegions)
+    }
+
+    /// An engine that continues where the checkpointed one stopped.
+    public init(configuration: EngineConfiguration = .init(), restoring checkpoint: EngineCheckpoint) throws(CheckpointError) {
+        guard checkpoint.version == EngineCheckpoint.currentVersion else {
+            throw CheckpointError(reason: "expected version \(EngineCheckpoint.currentVersion), found \(checkpoint.version)")
+        }
+        self.init(configuration: configuration)
+        for region in checkpoint.monitored {
+            do { try startMonitoring(region.region) } catch {
+                throw CheckpointError(reason: "region '\(region.region.identifier)': \(error.description)")
+            }
+        }
+        for region in checkpoint.ranged { startRanging(region) }
+        for saved in checkpoint.beacons {
+            let index = intern(saved.identity, measuredPower: MeasuredPower(saved.measuredPower))
+            restore(index, from: saved)
+        }
+        restoreClock(now: checkpoint.now, nextCycleEnd: checkpoint.nextCycleEnd, nextExitCheck: checkpoint.nextExitCheck)
+    }
+}
+
+extension TrackedBeacon {
+    mutating func restore(from saved: EngineCheckpoint.Beacon) {
+        lastHeard = saved.lastHeard ?? -.infinity
+        exitDeadline = saved.exitDeadline ?? -.infinity
+        if let meanGap = saved.meanGap {
+            reception = ReceptionStatistics(meanGap: meanGap, gapDeviation: saved.gapDeviation)
+        }
+        filter.estimate = saved.estimate ?? .nan
+        filter.variance = saved.variance
+        cycleRSSISum = saved.cycleRSSISum
+        cycleRSSICount = saved.cycleRSSICount
+        cyclePackets = saved.cyclePackets
+        evidence = saved.evidence
+        isPresent = saved.isPresent
+        proximity = ProximityTracker(current: Proximity(rawValue: saved.proximity) ?? .unknown,
+                                     candidate: Proximity(rawValue: saved.candidate) ?? .unknown,
+                                     candidateCycles: saved.candidateCycles)
+    }
+}

@@ -54,6 +54,21 @@ import Testing
         #expect(Array(bytes[40..<48]) == [0, 0, 0, 0, 0x01, 0x03, 0x0C, 0x00])
     }
 
+    @Test func btsnoop1001WritesAndReadsBack() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-1001-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let writer = try BTSnoopWriter(url: url, datalink: .hci)
+        for packet in Self.packets { try writer.record(packet) }
+        try writer.close()
+        let bytes = [UInt8](try Data(contentsOf: url))
+        #expect(Array(bytes[12..<16]) == [0, 0, 0x03, 0xE9])
+        // The first record holds the Reset command without its H4 byte: 03 0C 00.
+        #expect(Array(bytes[16 + 24..<16 + 27]) == [0x03, 0x0C, 0x00])
+        let capture = try CaptureReader.parse(bytes)
+        #expect(capture.format == .btsnoop(datalink: 1001))
+        #expect(capture.packets == Self.packets)
+    }
+
     @Test func btsnoop1001TakesThePacketTypeFromTheFlags() throws {
         var bytes = Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xE9]
         let event: [UInt8] = [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]

@@ -5,23 +5,38 @@ import Foundation
 /// count it. This is 1970-01-01 on that clock.
 let btsnoopUnixEpochMicroseconds: Int64 = 0x00DC_DDB3_0F2F_8000
 
-/// Writes btsnoop version 1 with datalink 1002 (HCI UART, H4), the format `btmon -w` writes and
-/// `btmon -r` and Wireshark read.
+/// Writes btsnoop version 1, by default with datalink 1002 (HCI UART, H4), the format `btmon -w`
+/// writes and `btmon -r` and Wireshark read; datalink 1001 (unencapsulated HCI) on request.
 public final class BTSnoopWriter: PacketRecorder, @unchecked Sendable {
-    /// "btsnoop\0", version 1, datalink 1002, all big-endian.
-    public static let header: [UInt8] = Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA]
+    /// btsnoop datalink types (RFC 1761 style header, values from the btsnoop format).
+    public enum Datalink: UInt32, Sendable, Hashable {
+        /// 1001: HCI packets without the H4 byte; flags say command/event versus data. SCO and
+        /// ISO packets cannot be told apart from ACL in it and are left out.
+        case hci = 1001
+        /// 1002: H4 packets, type byte first.
+        case hciUART = 1002
+    }
 
+    /// "btsnoop\0", version 1, datalink 1002, all big-endian.
+    public static let header: [UInt8] = header(datalink: .hciUART)
+
+    public static func header(datalink: Datalink) -> [UInt8] {
+        Array("btsnoop".utf8) + [0, 0, 0, 0, 1] + bigEndian(datalink.rawValue)
+    }
+
+    public let datalink: Datalink
     private let handle: FileHandle
     private let lock = NSLock()
 
     /// Creates (or truncates) the file and writes the header.
-    public init(url: URL) throws {
+    public init(url: URL, datalink: Datalink = .hciUART) throws {
+        self.datalink = datalink
         handle = try openForWriting(url)
-        try handle.write(contentsOf: Self.header)
+        try handle.write(contentsOf: Self.header(datalink: datalink))
     }
 
     public func record(_ packet: TimestampedPacket) throws {
-        let bytes = Self.encodeRecord(packet)
+        guard let bytes = Self.encodeRecord(packet, datalink: datalink) else { return }
         lock.lock()
         defer { lock.unlock() }
         try handle.write(contentsOf: bytes)
@@ -33,12 +48,25 @@ public final class BTSnoopWriter: PacketRecorder, @unchecked Sendable {
         try handle.close()
     }
 
-    /// One record: original and included length, flags (bit 0 received, bit 1 command or
-    /// event), cumulative drops, timestamp; then the H4 packet.
+    /// One datalink-1002 record: original and included length, flags (bit 0 received, bit 1
+    /// command or event), cumulative drops, timestamp; then the H4 packet.
     public static func encodeRecord(_ packet: TimestampedPacket) -> [UInt8] {
-        let data = packet.packet.h4Bytes
+        encodeRecord(packet, datalink: .hciUART) ?? []
+    }
+
+    /// One record for `datalink`, or nil when that datalink cannot carry the packet.
+    public static func encodeRecord(_ packet: TimestampedPacket, datalink: Datalink) -> [UInt8]? {
+        let isCommandOrEvent = packet.packet.type == .command || packet.packet.type == .event
+        let data: [UInt8]
+        switch datalink {
+        case .hciUART:
+            data = packet.packet.h4Bytes
+        case .hci:
+            guard isCommandOrEvent || packet.packet.type == .aclData else { return nil }
+            data = packet.packet.body
+        }
         var flags: UInt32 = packet.direction == .received ? 1 : 0
-        if packet.packet.type == .command || packet.packet.type == .event { flags |= 2 }
+        if isCommandOrEvent { flags |= 2 }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24 + data.count)
         bytes += bigEndian(UInt32(data.count)) + bigEndian(UInt32(data.count)) + bigEndian(flags) + bigEndian(UInt32(0))

@@ -1,22 +1,23 @@
 import Foundation
 
 // Reads on raw buffers for the decoders. Callers check bounds first; these helpers only assemble
-// the bytes, so that the hot path neither allocates nor traps.
+// the bytes (offsets are inside the buffer, so their sums cannot overflow), so that the hot path
+// neither allocates nor traps.
 extension UnsafeRawBufferPointer {
     @inlinable @inline(__always)
     func uint16BigEndian(at offset: Int) -> UInt16 {
-        UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
+        UInt16(self[offset]) << 8 | UInt16(self[offset &+ 1])
     }
 
     @inlinable @inline(__always)
     func uint16LittleEndian(at offset: Int) -> UInt16 {
-        UInt16(self[offset + 1]) << 8 | UInt16(self[offset])
+        UInt16(self[offset &+ 1]) << 8 | UInt16(self[offset])
     }
 
     @inlinable @inline(__always)
     func uint32BigEndian(at offset: Int) -> UInt32 {
-        UInt32(self[offset]) << 24 | UInt32(self[offset + 1]) << 16
-            | UInt32(self[offset + 2]) << 8 | UInt32(self[offset + 3])
+        UInt32(self[offset]) << 24 | UInt32(self[offset &+ 1]) << 16
+            | UInt32(self[offset &+ 2]) << 8 | UInt32(self[offset &+ 3])
     }
 
     @inlinable @inline(__always)
@@ -27,7 +28,8 @@ extension UnsafeRawBufferPointer {
     /// check is a compile-time constant and a test compares both ways.
     @inlinable @inline(__always)
     func uuid(at offset: Int) -> UUID {
-        let bytes = loadUnaligned(fromByteOffset: offset, as: uuid_t.self)
+        // Callers have checked 16 bytes are there, so the buffer has a base address.
+        let bytes = baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)
         if MemoryLayout<UUID>.size == MemoryLayout<uuid_t>.size && MemoryLayout<UUID>.alignment == MemoryLayout<uuid_t>.alignment {
             return unsafeBitCast(bytes, to: UUID.self)
         }
@@ -37,8 +39,8 @@ extension UnsafeRawBufferPointer {
     /// Six bytes in HCI order (least significant first) as a 48-bit number.
     @inlinable @inline(__always)
     func address(at offset: Int) -> UInt64 {
-        UInt64(UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3]) << 24)
-            | UInt64(self[offset + 4]) << 32 | UInt64(self[offset + 5]) << 40
+        UInt64(UInt32(self[offset]) | UInt32(self[offset &+ 1]) << 8 | UInt32(self[offset &+ 2]) << 16 | UInt32(self[offset &+ 3]) << 24)
+            | UInt64(self[offset &+ 4]) << 32 | UInt64(self[offset &+ 5]) << 40
     }
 
     @usableFromInline

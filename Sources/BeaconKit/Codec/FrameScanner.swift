@@ -95,7 +95,11 @@ public struct LocatedFrame: Sendable, Hashable {
             guard end <= count else {
                 throw DecodeFailure.eventParameters(at: count, needed: end &- position &- 3, present: count &- position &- 3)
             }
-            try scanEvent(buffer, from: position, to: end, body)
+            // The length byte just set `end`, so only the event code remains to check.
+            guard buffer[position &+ 1] == Number.leMeta else {
+                throw DecodeFailure.eventCode(at: position &+ 1, found: buffer[position &+ 1])
+            }
+            try scanParameters(buffer, from: position &+ 3, to: end, body)
             position = end
             events &+= 1
         }
@@ -107,20 +111,29 @@ public struct LocatedFrame: Sendable, Hashable {
     @inlinable @inline(__always)
     static func scanEvent(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int,
                           _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
-        let parameters = try HCIReportDecoder.leMetaStart(inEvent: buffer, from: start, to: end)
-        let (first, count, extended) = try HCIReportDecoder.firstReport(buffer, leMetaAt: parameters, end: end)
+        try scanParameters(buffer, from: HCIReportDecoder.leMetaStart(inEvent: buffer, from: start, to: end), to: end, body)
+    }
+
+    /// The LE Meta parameters in `start..<end`, from the subevent code on.
+    @inlinable @inline(__always)
+    static func scanParameters(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int,
+                               _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
+        let (first, count, extended) = try HCIReportDecoder.firstReport(buffer, leMetaAt: start, end: end)
         var position = first
+        var index = 0
         if extended {
-            for index in 0..<count {
+            while index < count {
                 let (header, data, next) = try HCIReportDecoder.extendedReport(buffer, at: position, end: end, index: index)
                 position = next
+                index &+= 1
                 guard header.isDataComplete else { continue }
                 try FrameScanner.scanReportData(buffer, data, header, body)
             }
         } else {
-            for index in 0..<count {
+            while index < count {
                 let (header, data, next) = try HCIReportDecoder.legacyReport(buffer, at: position, end: end, index: index)
                 position = next
+                index &+= 1
                 try FrameScanner.scanReportData(buffer, data, header, body)
             }
         }
@@ -165,7 +178,7 @@ enum FrameScanner {
     @inlinable @inline(__always)
     static func scan(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int,
                      _ body: (LocatedFrame) -> Void) throws(DecodeError) {
-        if let frame = soleIBeacon(buffer, start..<end) {
+        if let frame = soleIBeacon(buffer, Range(uncheckedBounds: (start, end))) {
             body(frame)
             return
         }
@@ -190,18 +203,21 @@ enum FrameScanner {
     @inlinable @inline(__always)
     static func soleIBeacon(_ buffer: UnsafeRawBufferPointer, _ data: Range<Int>) -> LocatedFrame? {
         let start = data.lowerBound
-        if data.count == 30 {
+        let count = data.upperBound &- start
+        // Both lengths are at least 27, so the buffer has a base address.
+        if count == 30 {
             // Bytes 02 01 ?? 1A FF 4C 00 02, read little-endian, flags byte masked out.
-            let head = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+            let head = UInt64(littleEndian: buffer.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: start, as: UInt64.self))
             guard head & 0xFFFF_FFFF_FF00_FFFF == 0x0200_4CFF_1A00_0102, buffer[start &+ 8] == 0x15 else { return nil }
-            return LocatedFrame(format: .iBeacon, range: (start &+ 9)..<data.upperBound)
+            return LocatedFrame(format: .iBeacon, range: Range(uncheckedBounds: (start &+ 9, data.upperBound)))
         }
-        if data.count == 27 {
+        if count == 27 {
             // Bytes 1A FF 4C 00 02 15.
-            let head = UInt64(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+            let base = buffer.baseAddress.unsafelyUnwrapped
+            let head = UInt64(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
                 | UInt64(buffer[start &+ 4]) << 32 | UInt64(buffer[start &+ 5]) << 40
             guard head == 0x1502_004C_FF1A else { return nil }
-            return LocatedFrame(format: .iBeacon, range: (start &+ 6)..<data.upperBound)
+            return LocatedFrame(format: .iBeacon, range: Range(uncheckedBounds: (start &+ 6, data.upperBound)))
         }
         return nil
     }
@@ -239,7 +255,7 @@ enum FrameScanner {
             throw DecodeFailure.missing("manufacturer data company id", at: start, expected: "2 bytes", present: count)
         }
         if count == Number.altBeaconLength, buffer[start &+ 2] == 0xBE, buffer[start &+ 3] == 0xAC {
-            return LocatedFrame(format: .altBeacon, range: start..<end)
+            return LocatedFrame(format: .altBeacon, range: Range(uncheckedBounds: (start, end)))
         }
         guard buffer.uint16LittleEndian(at: start) == Number.apple else { return nil }
         return try locateIBeacon(inAppleData: buffer, from: start &+ 2, to: end)
@@ -267,7 +283,7 @@ enum FrameScanner {
                 guard end &- payload >= length else {
                     throw DecodeFailure.iBeaconTruncated(at: end, present: end &- payload)
                 }
-                return LocatedFrame(format: .iBeacon, range: payload..<(payload &+ length))
+                return LocatedFrame(format: .iBeacon, range: Range(uncheckedBounds: (payload, payload &+ length)))
             }
             guard end &- payload >= length else { return nil }
             position = payload &+ length
@@ -296,13 +312,13 @@ enum FrameScanner {
                 throw DecodeFailure.missing("Eddystone-UID", at: end, expected: "17 bytes (TX power, namespace 10, instance 6) after the frame type",
                                             present: available)
             }
-            return LocatedFrame(format: .eddystoneUID, range: frame..<end)
+            return LocatedFrame(format: .eddystoneUID, range: Range(uncheckedBounds: (frame, end)))
         case Number.eddystoneURL:
             guard available >= 2 else {
                 throw DecodeFailure.missing("Eddystone-URL", at: end, expected: "TX power and URL scheme after the frame type", present: available)
             }
             try EddystoneURLCoding.validate(buffer, scheme: frame &+ 2, end: end)
-            return LocatedFrame(format: .eddystoneURL, range: frame..<end)
+            return LocatedFrame(format: .eddystoneURL, range: Range(uncheckedBounds: (frame, end)))
         case Number.eddystoneTLM:
             guard available >= 1 else {
                 throw DecodeFailure.missing("Eddystone-TLM version", at: end, expected: "a version byte", present: 0)
@@ -314,7 +330,7 @@ enum FrameScanner {
                                             expected: "13 bytes (version, battery 2, temperature 2, count 4, uptime 4) after the frame type",
                                             present: available)
             }
-            return LocatedFrame(format: .eddystoneTLM, range: frame..<end)
+            return LocatedFrame(format: .eddystoneTLM, range: Range(uncheckedBounds: (frame, end)))
         default:
             // EID (0x30) and future types carry nothing Proxima reads.
             return nil

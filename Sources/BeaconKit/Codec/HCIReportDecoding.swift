@@ -222,7 +222,7 @@ enum HCIReportDecoder {
         let header = ReportHeader(kind: .legacy(eventType: eventType), addressType: buffer[start &+ 1],
                                   addressValue: buffer.address(at: start &+ 2),
                                   rssi: rawRSSI == Number.rssiNotAvailable ? nil : rawRSSI)
-        return (header, dataStart..<(dataStart &+ length), dataStart &+ length &+ 1)
+        return (header, Range(uncheckedBounds: (dataStart, dataStart &+ length)), dataStart &+ length &+ 1)
     }
 
     /// `event type 2, address type 1, address 6, primary PHY 1, secondary PHY 1, SID 1,
@@ -244,7 +244,7 @@ enum HCIReportDecoder {
         let header = ReportHeader(kind: .extended(eventProperties: buffer.uint16LittleEndian(at: start)),
                                   addressType: buffer[start &+ 2], addressValue: buffer.address(at: start &+ 3),
                                   rssi: rawRSSI == Number.rssiNotAvailable ? nil : rawRSSI)
-        return (header, dataStart..<(dataStart &+ length), dataStart &+ length)
+        return (header, Range(uncheckedBounds: (dataStart, dataStart &+ length)), dataStart &+ length)
     }
 
     @usableFromInline

@@ -67,7 +67,7 @@ public struct Evaluation: Sendable {
     /// Width in dB of the edge of range below the presence threshold. Truth enters a region when
     /// a matching beacon's mean power reaches the threshold and leaves it when every matching
     /// beacon falls more than this below it; in between the truth keeps its last state.
-    public var edgeMargin: Double = 10
+    public var edgeMargin: Double = 6
     /// Seconds of the RSSI trace kept for the plot.
     public var traceDuration: Double = 300
 
@@ -191,7 +191,8 @@ public struct Evaluation: Sendable {
                                 statistics: simulation.statistics,
                                 truthEnters: truthEvents.filter { $0.key.entering }.map(\.value.count).reduce(0, +),
                                 truthExits: truthEvents.filter { !$0.key.entering }.map(\.value.count).reduce(0, +),
-                                variants: results, trace: trace.finish(scenario: scenario))
+                                variants: results, trace: trace.finish(scenario: scenario),
+                                receiverNames: scenario.receivers.map(\.name))
     }
 }
 
@@ -212,6 +213,8 @@ public struct MonitoringResult: Sendable, Hashable {
     public var falseExits: Int
     public var missedEnters: Int
     public var missedExits: Int
+    /// False enters plus false exits per receiver index, to tell gateways from walkers.
+    public var falseEventsByReceiver: [Int: Int]
     /// Receiver × beacon identity × simulated hours.
     public var beaconHours: Double
 
@@ -221,6 +224,7 @@ public struct MonitoringResult: Sendable, Hashable {
     init(truth: [TransitionKey: [Double]], engine: [TransitionKey: [Double]], before: Double, after: Double, beaconHours: Double) {
         var enters: [Double] = [], exits: [Double] = []
         var falseEnters = 0, falseExits = 0, missedEnters = 0, missedExits = 0
+        var byReceiver: [Int: Int] = [:]
         for key in Set(truth.keys).union(engine.keys) {
             let truthTimes = truth[key] ?? [], engineTimes = engine[key] ?? []
             var used = Array(repeating: false, count: engineTimes.count)
@@ -243,6 +247,7 @@ public struct MonitoringResult: Sendable, Hashable {
                 }
             }
             let unmatched = used.filter { !$0 }.count
+            byReceiver[key.receiver, default: 0] += unmatched
             if key.entering { falseEnters += unmatched } else { falseExits += unmatched }
         }
         enterLatency = Distribution(enters)
@@ -251,6 +256,7 @@ public struct MonitoringResult: Sendable, Hashable {
         self.falseExits = falseExits
         self.missedEnters = missedEnters
         self.missedExits = missedExits
+        self.falseEventsByReceiver = byReceiver
         self.beaconHours = beaconHours
     }
 }
@@ -362,4 +368,6 @@ public struct EvaluationReport: Sendable, Hashable {
     public var truthExits: Int
     public var variants: [VariantResult]
     public var trace: RSSITrace
+    /// Receiver names in scenario order.
+    public var receiverNames: [String]?
 }

@@ -23,6 +23,18 @@ extension EvaluationReport {
                               format(m.falseExitsPerBeaconHour * 10_000, 0), "\(m.missedEnters)/\(m.missedExits)"],
                              widths: monitoringWidths))
         }
+        let monitored = variants.filter { $0.monitoring != nil }
+        if let names = receiverNames, !monitored.isEmpty {
+            lines.append("")
+            lines.append("False enters + exits by receiver:")
+            let labels = monitored.map { $0.name.hasPrefix("default") ? "default" : $0.name.components(separatedBy: ": ").last ?? $0.name }
+            let nameWidth = max(20, (names.map(\.count).max() ?? 0) + 2)
+            let widths = [nameWidth] + labels.map { max(9, $0.count + 2) }
+            lines.append(row(["receiver"] + labels, widths: widths))
+            for (index, name) in names.enumerated() {
+                lines.append(row([name] + monitored.map { "\($0.monitoring?.falseEventsByReceiver[index] ?? 0)" }, widths: widths))
+            }
+        }
         lines.append("")
         lines.append("Ranging: |accuracy − true distance| in m, median / p90 by band of true distance (n = estimates)")
         let bands = DistanceBand.allCases

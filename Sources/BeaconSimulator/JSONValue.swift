@@ -60,13 +60,28 @@ struct JSONCursor {
     static func parse(_ data: Data) throws(ScenarioError) -> JSONCursor {
         do {
             return JSONCursor(value: try JSONDecoder().decode(JSONValue.self, from: data), path: "")
-        } catch let DecodingError.dataCorrupted(context) {
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            throw ScenarioError(path: "", expected: "a JSON document",
-                                found: "invalid JSON (\(underlying ?? context.debugDescription))")
         } catch {
-            throw ScenarioError(path: "", expected: "a JSON document", found: "invalid JSON (\(error))")
+            throw ScenarioError(path: "", expected: "a JSON document", found: "invalid JSON (\(syntaxErrorDescription(data)))")
         }
+    }
+
+    /// JSONDecoder does not say where a document breaks; JSONSerialization gives a character
+    /// offset, which is turned into a line and column here.
+    private static func syntaxErrorDescription(_ data: Data) -> String {
+        let detail: String
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return "a value the scenario reader cannot represent, or nesting too deep"
+        } catch {
+            detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+        }
+        guard let range = detail.range(of: "character "),
+              let offset = Int(detail[range.upperBound...].prefix { $0.isNumber }) else { return detail }
+        var line = 1, column = 1
+        for byte in data.prefix(offset) {
+            if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+        }
+        return "line \(line), column \(column): \(detail)"
     }
 
     func child(_ key: String) -> JSONCursor? {

@@ -141,7 +141,7 @@ public struct Scenario: Sendable, Hashable {
     public var regions: [SimulatedRegion]
 
     public init(name: String, seed: UInt64, duration: Double, venue: Venue, channel: ChannelModel = ChannelModel(),
-                beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion] = []) {
+                beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion]? = nil) {
         self.name = name
         self.seed = seed
         self.duration = duration
@@ -149,6 +149,15 @@ public struct Scenario: Sendable, Hashable {
         self.channel = channel
         self.beacons = beacons
         self.receivers = receivers
-        self.regions = regions
+        self.regions = regions ?? Scenario.regionPerIdentity(beacons)
+    }
+
+    /// One exact region per beacon identity, named after its first beacon: the regions ground
+    /// truth reports on when a scenario names none.
+    public static func regionPerIdentity(_ beacons: [SimulatedBeacon]) -> [SimulatedRegion] {
+        var seen: Set<BeaconIdentity> = []
+        return beacons.filter { seen.insert($0.identity).inserted }.map { beacon in
+            SimulatedRegion(name: beacon.name, uuid: beacon.identity.uuid, major: beacon.identity.major, minor: beacon.identity.minor)
+        }
     }
 }

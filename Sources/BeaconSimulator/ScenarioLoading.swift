@@ -26,7 +26,9 @@ extension Scenario {
         let height = try venueCursor.required("height").number(in: 0.1...100_000)
         let bounds = (width: width, height: height)
         var walls: [Wall] = []
-        for cursor in try venueCursor.child("walls")?.elements() ?? [] {
+        let wallCursors = try venueCursor.child("walls")?.elements() ?? []
+        try limit(wallCursors.count, Limits.walls, path: "venue.walls", what: "walls")
+        for cursor in wallCursors {
             let wall = try cursor.object(allowing: ["from", "to", "attenuation", "name"])
             walls.append(Wall(from: try point(wall.required("from"), within: bounds),
                               to: try point(wall.required("to"), within: bounds),
@@ -40,6 +42,7 @@ extension Scenario {
         guard !beaconCursors.isEmpty else {
             throw ScenarioError(path: "beacons", expected: "at least one beacon", found: "an empty array")
         }
+        try limit(beaconCursors.count, Limits.beacons, path: "beacons", what: "beacons")
         var beacons: [SimulatedBeacon] = []
         var addresses: Set<BluetoothAddress> = []
         for (index, cursor) in beaconCursors.enumerated() {
@@ -55,6 +58,8 @@ extension Scenario {
         guard !receiverCursors.isEmpty else {
             throw ScenarioError(path: "receivers", expected: "at least one receiver", found: "an empty array")
         }
+        try limit(receiverCursors.count * beaconCursors.count, Limits.links, path: "receivers",
+                  what: "receiver–beacon links", detail: "\(receiverCursors.count) receivers × \(beaconCursors.count) beacons")
         var receivers: [SimulatedReceiver] = []
         for (index, cursor) in receiverCursors.enumerated() {
             let receiver = try self.receiver(cursor, index: index, bounds: bounds)
@@ -65,7 +70,10 @@ extension Scenario {
         }
 
         var regions: [SimulatedRegion] = []
-        for cursor in try root.child("regions")?.elements() ?? [] {
+        let regionCursors = try root.child("regions")?.elements() ?? []
+        try limit(regionCursors.count * beaconCursors.count, Limits.regionMemberships, path: "regions",
+                  what: "region–beacon pairs", detail: "\(regionCursors.count) regions × \(beaconCursors.count) beacons")
+        for cursor in regionCursors {
             let region = try cursor.object(allowing: ["name", "uuid", "major", "minor"])
             let uuid = try region.child("uuid").map { cursor throws(ScenarioError) in try parseUUID(cursor) } ?? defaultUUID
             guard let uuid else {
@@ -80,17 +88,24 @@ extension Scenario {
                 .compactMap { $0 }.joined(separator: ".")
             regions.append(SimulatedRegion(name: regionName, uuid: uuid, major: major, minor: minor))
         }
-        if regions.isEmpty {
-            // Without explicit regions, ground truth reports one region per beacon identity.
-            var seen: Set<BeaconIdentity> = []
-            for beacon in beacons where seen.insert(beacon.identity).inserted {
-                regions.append(SimulatedRegion(name: beacon.name, uuid: beacon.identity.uuid,
-                                               major: beacon.identity.major, minor: beacon.identity.minor))
-            }
-        }
-
         return Scenario(name: name, seed: seed, duration: duration, venue: venue, channel: channel,
-                        beacons: beacons, receivers: receivers, regions: regions)
+                        beacons: beacons, receivers: receivers, regions: regions.isEmpty ? nil : regions)
+    }
+
+    /// Bounds that keep an untrusted scenario from exhausting memory or time at start-up. The
+    /// simulation keeps state per receiver–beacon link (about 150 bytes each).
+    public enum Limits {
+        public static let beacons = 100_000
+        public static let walls = 10_000
+        public static let waypoints = 100_000
+        public static let links = 2_000_000
+        public static let regionMemberships = 10_000_000
+    }
+
+    private static func limit(_ count: Int, _ maximum: Int, path: String, what: String, detail: String = "") throws(ScenarioError) {
+        guard count <= maximum else {
+            throw ScenarioError(path: path, expected: "at most \(maximum) \(what)", found: "\(count)\(detail.isEmpty ? "" : " (\(detail))")")
+        }
     }
 
     private static func parseUUID(_ cursor: JSONCursor) throws(ScenarioError) -> UUID {
@@ -208,6 +223,7 @@ extension Scenario {
         guard !waypointCursors.isEmpty else {
             throw ScenarioError(path: "\(cursor.path).waypoints", expected: "at least one waypoint", found: "an empty array")
         }
+        try limit(waypointCursors.count, Limits.waypoints, path: "\(cursor.path).waypoints", what: "waypoints")
         var waypoints: [WalkerPath.Waypoint] = []
         for waypoint in waypointCursors {
             let fields = try waypoint.object(allowing: ["x", "y", "z", "pause"])

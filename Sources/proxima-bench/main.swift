@@ -4,6 +4,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("simulator", SimulatorBenchmark.run),
     ("engine", { try EngineBenchmark.run() }),
     ("hci", HCIBenchmark.run),
+    ("codec", CodecBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

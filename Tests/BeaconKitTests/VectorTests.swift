@@ -132,6 +132,13 @@ struct VectorTests {
         }
     }
 
+    @Test func anotherHCIEventIsNamed() {
+        #expect(throws: DecodeError(field: "HCI event code", offset: 1, expected: "0x3E (LE Meta event)",
+                                    found: "0x0E (Command Complete)")) {
+            try InputDecoder.decode(hex: "04 0e 04 01 0c 20 00")
+        }
+    }
+
     @Test func nonAppleAndNonIBeaconTypesAreNotIBeacons() throws {
         #expect(try IBeaconFrame(manufacturerData: Hex.bytes("15000215426c7565436861726d426561636f6e730efe1355c5")) == nil)
         #expect(try IBeaconFrame(manufacturerData: Hex.bytes("4c001015426c7565436861726d426561636f6e730efe1355c5")) == nil)

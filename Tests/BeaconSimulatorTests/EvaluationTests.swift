@@ -43,3 +43,26 @@ import Testing
         #expect(Distribution([]).p50.isNaN)
     }
 }
+
+@Suite struct EvaluationRangingTests {
+    /// With no shadowing and independent 4 dB noise, a receiver standing 3 m from a beacon is
+    /// ranged to within a few tens of centimetres once the filter settles, and it is never told
+    /// it left: the evaluation's truth and matching add no error of their own.
+    @Test func staticReceiverWithoutShadowingIsRangedCloselyAndNeverLeaves() throws {
+        let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let beacon = SimulatedBeacon(name: "b", identity: BeaconIdentity(uuid: uuid, major: 1, minor: 1),
+                                     address: BluetoothAddress(rawValue: 0xC0_00_00_00_00_01), position: Point(x: 10, y: 10))
+        let scenario = Scenario(name: "static", seed: 4, duration: 600, venue: Venue(width: 20, height: 20),
+                                channel: ChannelModel(pathLossExponent: 2, shadowingSigma: 0, fading: .logNormal(sigma: 4)),
+                                beacons: [beacon], receivers: [SimulatedReceiver(name: "r", placement: .fixed(Point(x: 13, y: 10)))])
+        let report = Evaluation(scenario: scenario).run()
+        let ranging = try #require(report.variants[0].ranging)
+        let band = try #require(ranging.errorByBand[.threeToFive])
+        #expect(band.count > 500)
+        #expect(band.p50 < 0.4, "median error \(band.p50) m")
+        let monitoring = try #require(report.variants[0].monitoring)
+        #expect(monitoring.falseExits == 0 && monitoring.falseEnters == 0)
+        #expect(report.truthEnters == 1 && report.truthExits == 0)
+        #expect(monitoring.enterLatency.count == 1 && monitoring.enterLatency.max < 0.2)
+    }
+}

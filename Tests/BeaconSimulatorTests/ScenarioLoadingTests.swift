@@ -80,6 +80,54 @@ let minimalScenario = """
         }
     }
 
+    @Test func syntaxErrorsGiveLineAndColumn() {
+        #expect(throws: ScenarioError.self) { try Scenario.decode(Data("{\"a\": 1,\n \"b\": x}".utf8)) }
+        do { _ = try Scenario.decode(Data("{\"a\": 1,\n \"b\": x}".utf8)) } catch {
+            #expect(error.description.contains("line 2, column 7"), "\(error)")
+        }
+    }
+
+    @Test func refusesScenariosTooLargeToSimulate() throws {
+        let beacons = (0..<2100).map { #"{"major": 1, "minor": \#($0), "position": {"x": 1, "y": 1}}"# }.joined(separator: ",")
+        let receivers = (0..<1000).map { #"{"name": "r\#($0)", "position": {"x": 1, "y": 1}}"# }.joined(separator: ",")
+        let document = try merged("{\"beacons\": [\(beacons)], \"receivers\": [\(receivers)]}")
+        do {
+            _ = try Scenario.decode(document)
+            Issue.record("a scenario with 2.1 million links was accepted")
+        } catch {
+            #expect(error.description == "receivers: expected at most 2000000 receiver–beacon links, found 2100000 (1000 receivers × 2100 beacons)")
+        }
+    }
+
+    /// Damaged scenarios (bytes deleted, duplicated or replaced at random) are refused with a
+    /// ScenarioError or, when still valid, simulate without trapping.
+    @Test func damagedDocumentsNeverCrash() {
+        var random = SeededGenerator(seed: 99)
+        let original = Array(minimalScenario.utf8)
+        var accepted = 0
+        for _ in 0..<250 {
+            var bytes = original
+            for _ in 0..<(1 + Int(random.next() % 4)) {
+                let index = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 3 {
+                case 0: bytes.remove(at: index)
+                case 1: bytes.insert(bytes[index], at: index)
+                default: bytes[index] = Array("0123456789-.e\"{}[],: x".utf8)[Int(random.next() % 22)]
+                }
+            }
+            do {
+                var scenario = try Scenario.decode(Data(bytes))
+                scenario.duration = min(scenario.duration, 2)
+                var simulation = Simulation(scenario: scenario)
+                _ = simulation.run()
+                accepted += 1
+            } catch {
+                #expect(!error.description.isEmpty)
+            }
+        }
+        #expect(accepted > 0 && accepted < 250)
+    }
+
     /// Replaces top-level keys of the minimal scenario with those of the patch.
     private func merged(_ patch: String) throws -> Data {
         var base = try JSONSerialization.jsonObject(with: Data(minimalScenario.utf8)) as! [String: Any]

@@ -17,7 +17,7 @@ public struct ADStructure: Sendable, Hashable {
     public static func readAll(_ advertisingData: [UInt8]) throws(DecodeError) -> [ADStructure] {
         try advertisingData.withDecodingBuffer { (buffer) throws(DecodeError) -> [ADStructure] in
             var structures: [ADStructure] = []
-            try ADChain.walk(buffer, baseOffset: 0) { (type, range) throws(DecodeError) in
+            try ADChain.walk(buffer) { (type, range) throws(DecodeError) in
                 structures.append(ADStructure(type: type, value: buffer.bytes(range), offset: range.lowerBound - 2))
             }
             return structures
@@ -89,42 +89,25 @@ public struct ManufacturerData: Sendable, Hashable {
     }
 }
 
-/// The AD chain walker that every decoder shares.
+/// Walks AD structures for the slow, value-building readers. `FrameScanner` has its own copy of
+/// the walk, specialised for beacons.
 enum ADChain {
     /// Calls `body` with each structure's type and the range of its value in `buffer`.
-    /// Offsets in errors are `baseOffset` plus the position in `buffer`.
-    @inline(__always)
-    static func walk(_ buffer: UnsafeRawBufferPointer, baseOffset: Int,
+    static func walk(_ buffer: UnsafeRawBufferPointer,
                      _ body: (ADType, Range<Int>) throws(DecodeError) -> Void) throws(DecodeError) {
         var position = 0
         let end = buffer.count
         while position < end {
             let length = Int(buffer[position])
             if length == 0 {
-                try checkPadding(buffer, from: position + 1, baseOffset: baseOffset)
+                try DecodeFailure.checkPadding(buffer, from: position + 1, to: end)
                 return
             }
-            let left = end - position - 1
-            guard length <= left else {
-                throw DecodeError(field: "AD structure length", offset: baseOffset + position,
-                                  expected: "at most \(left) (the bytes left)", found: "\(length) (\(hexByte(UInt8(length))))")
+            guard length < end - position else {
+                throw DecodeFailure.adLength(at: position, length: length, left: end - position - 1)
             }
             try body(ADType(rawValue: buffer[position + 1]), (position + 2)..<(position + 1 + length))
             position += 1 + length
-        }
-    }
-
-    /// After the zero length that ends the significant part, only zero padding may follow
-    /// (Core Specification Vol 3, Part C, 11).
-    static func checkPadding(_ buffer: UnsafeRawBufferPointer, from start: Int, baseOffset: Int) throws(DecodeError) {
-        var position = start
-        while position < buffer.count {
-            guard buffer[position] == 0 else {
-                throw DecodeError(field: "AD padding", offset: baseOffset + position,
-                                  expected: "0x00 after the zero length that ends the AD structures",
-                                  found: hexByte(buffer[position]))
-            }
-            position += 1
         }
     }
 }

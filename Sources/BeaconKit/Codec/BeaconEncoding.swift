@@ -30,7 +30,7 @@ extension IBeaconFrame {
                                   found: "\(buffer.count) byte\(buffer.count == 1 ? "" : "s")")
             }
             guard buffer.uint16LittleEndian(at: 0) == Self.appleCompanyID else { return nil }
-            return try FrameDecoder.iBeacon(inAppleData: buffer, 0..<buffer.count, baseOffset: 0)
+            return try FrameScanner.locateIBeacon(inAppleData: buffer, from: 2, to: buffer.count)?.iBeacon(in: buffer)
         }
         guard let frame else { return nil }
         self = frame
@@ -51,7 +51,9 @@ extension AltBeaconFrame {
     /// Decodes manufacturer data starting with the company id; nil when it is not an AltBeacon.
     public init?(manufacturerData: some Collection<UInt8>) {
         let bytes = Array(manufacturerData)
-        guard let frame = bytes.withUnsafeBytes({ FrameDecoder.altBeacon($0, 0..<$0.count) }) else { return nil }
+        guard bytes.count == Self.manufacturerDataLength, bytes[2] == 0xBE, bytes[3] == 0xAC,
+              case .altBeacon(let frame) = bytes.withUnsafeBytes({ LocatedFrame(format: .altBeacon, range: 0..<$0.count).frame(in: $0) })
+        else { return nil }
         self = frame
     }
 
@@ -82,7 +84,9 @@ extension EddystoneFrame {
     public init?(serviceData: some Collection<UInt8>) throws(DecodeError) {
         let bytes = Array(serviceData)
         let frame = try bytes.withDecodingBuffer { (buffer) throws(DecodeError) -> EddystoneFrame? in
-            try FrameDecoder.eddystone(inServiceData: buffer, 0..<buffer.count, baseOffset: 0)
+            guard case .eddystone(let frame)? = try FrameScanner.locate(inServiceData: buffer, from: 0, to: buffer.count)?.frame(in: buffer)
+            else { return nil }
+            return frame
         }
         guard let frame else { return nil }
         self = frame
@@ -133,7 +137,7 @@ extension BeaconFrame {
     public static func decodeAll(advertisingData: [UInt8]) throws(DecodeError) -> [BeaconFrame] {
         try advertisingData.withDecodingBuffer { (buffer) throws(DecodeError) -> [BeaconFrame] in
             var frames: [BeaconFrame] = []
-            try FrameDecoder.frames(inAdvertisingData: buffer, baseOffset: 0) { frames.append($0) }
+            try LocatedFrame.scan(advertisingData: buffer) { frames.append($0.frame(in: buffer)) }
             return frames
         }
     }
@@ -142,7 +146,7 @@ extension BeaconFrame {
     /// Frames before a malformed structure have already been delivered when it throws.
     public static func forEachFrame(inAdvertisingData buffer: UnsafeRawBufferPointer,
                                     _ body: (BeaconFrame) -> Void) throws(DecodeError) {
-        try FrameDecoder.frames(inAdvertisingData: buffer, baseOffset: 0, body)
+        try LocatedFrame.scan(advertisingData: buffer) { body($0.frame(in: buffer)) }
     }
 
     /// The advertising data that carries this frame (nil for an Eddystone-URL that cannot be encoded).

@@ -1,42 +1,49 @@
 import Foundation
 
 // Reads on raw buffers for the decoders. Callers check bounds first; these helpers only assemble
-// the bytes, so that the hot path neither allocates nor traps.
+// the bytes (offsets are inside the buffer, so their sums cannot overflow), so that the hot path
+// neither allocates nor traps.
 extension UnsafeRawBufferPointer {
-    @inline(__always)
+    @inlinable @inline(__always)
     func uint16BigEndian(at offset: Int) -> UInt16 {
-        UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
+        UInt16(self[offset]) << 8 | UInt16(self[offset &+ 1])
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func uint16LittleEndian(at offset: Int) -> UInt16 {
-        UInt16(self[offset + 1]) << 8 | UInt16(self[offset])
+        UInt16(self[offset &+ 1]) << 8 | UInt16(self[offset])
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func uint32BigEndian(at offset: Int) -> UInt32 {
-        UInt32(self[offset]) << 24 | UInt32(self[offset + 1]) << 16
-            | UInt32(self[offset + 2]) << 8 | UInt32(self[offset + 3])
+        UInt32(self[offset]) << 24 | UInt32(self[offset &+ 1]) << 16
+            | UInt32(self[offset &+ 2]) << 8 | UInt32(self[offset &+ 3])
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     func int8(at offset: Int) -> Int8 { Int8(bitPattern: self[offset]) }
 
-    @inline(__always)
+    /// Sixteen bytes in written order as a UUID. Foundation's UUID is a wrapper of `uuid_t`, so
+    /// the bytes are loaded as one; `UUID(uuid:)` would be an opaque call per frame. The layout
+    /// check is a compile-time constant and a test compares both ways.
+    @inlinable @inline(__always)
     func uuid(at offset: Int) -> UUID {
-        UUID(uuid: (self[offset], self[offset + 1], self[offset + 2], self[offset + 3],
-                    self[offset + 4], self[offset + 5], self[offset + 6], self[offset + 7],
-                    self[offset + 8], self[offset + 9], self[offset + 10], self[offset + 11],
-                    self[offset + 12], self[offset + 13], self[offset + 14], self[offset + 15]))
+        // Callers have checked 16 bytes are there, so the buffer has a base address.
+        let bytes = baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)
+        if MemoryLayout<UUID>.size == MemoryLayout<uuid_t>.size && MemoryLayout<UUID>.alignment == MemoryLayout<uuid_t>.alignment {
+            return unsafeBitCast(bytes, to: UUID.self)
+        }
+        return UUID(uuid: bytes)
     }
 
-    @inline(__always)
-    func bluetoothAddress(at offset: Int) -> BluetoothAddress {
-        var value: UInt64 = 0
-        for index in 0..<6 { value |= UInt64(self[offset + index]) << (8 * UInt64(index)) }
-        return BluetoothAddress(rawValue: value)
+    /// Six bytes in HCI order (least significant first) as a 48-bit number.
+    @inlinable @inline(__always)
+    func address(at offset: Int) -> UInt64 {
+        UInt64(UInt32(self[offset]) | UInt32(self[offset &+ 1]) << 8 | UInt32(self[offset &+ 2]) << 16 | UInt32(self[offset &+ 3]) << 24)
+            | UInt64(self[offset &+ 4]) << 32 | UInt64(self[offset &+ 5]) << 40
     }
 
+    @usableFromInline
     func bytes(_ range: Range<Int>) -> [UInt8] { Array(self[range]) }
 }
 
@@ -60,7 +67,7 @@ extension UUID {
 
 // `withUnsafeBytes` rethrows untyped errors; these keep `DecodeError` typed through it.
 extension Array where Element == UInt8 {
-    @inline(__always)
+    @inlinable @inline(__always)
     func withDecodingBuffer<Result>(_ body: (UnsafeRawBufferPointer) throws(DecodeError) -> Result) throws(DecodeError) -> Result {
         let outcome: Swift.Result<Result, DecodeError> = withUnsafeBytes { buffer in
             Swift.Result { () throws(DecodeError) -> Result in try body(buffer) }
@@ -70,7 +77,7 @@ extension Array where Element == UInt8 {
 }
 
 extension ArraySlice where Element == UInt8 {
-    @inline(__always)
+    @inlinable @inline(__always)
     func withDecodingBuffer<Result>(_ body: (UnsafeRawBufferPointer) throws(DecodeError) -> Result) throws(DecodeError) -> Result {
         let outcome: Swift.Result<Result, DecodeError> = withUnsafeBytes { buffer in
             Swift.Result { () throws(DecodeError) -> Result in try body(buffer) }

@@ -1,5 +1,6 @@
 /// Eddystone-URL's compressed URL (github.com/google/eddystone, eddystone-url/README.md):
 /// a scheme byte, then printable ASCII with bytes 0x00–0x0D standing for common endings.
+@usableFromInline
 enum EddystoneURLCoding {
     static let schemes = ["http://www.", "https://www.", "http://", "https://"]
     static let expansions = [".com/", ".org/", ".edu/", ".net/", ".info/", ".biz/", ".gov/",
@@ -7,25 +8,35 @@ enum EddystoneURLCoding {
     /// The most bytes of encoded URL that fit in one Eddystone-URL frame.
     static let maximumEncodedLength = 17
 
-    static func expand(_ buffer: UnsafeRawBufferPointer, scheme: Int, end: Int, baseOffset: Int) throws(DecodeError) -> String {
-        let schemeByte = buffer[scheme]
-        guard Int(schemeByte) < schemes.count else {
-            throw DecodeError(field: "Eddystone-URL scheme", offset: baseOffset + scheme,
-                              expected: "0x00-0x03 (http://www., https://www., http://, https://)", found: hexByte(schemeByte))
+    /// Checks a compressed URL without building it: the scheme byte, then expansions or
+    /// printable ASCII.
+    @inlinable @inline(__always)
+    static func validate(_ buffer: UnsafeRawBufferPointer, scheme: Int, end: Int) throws(DecodeError) {
+        guard buffer[scheme] < 4 else {
+            throw DecodeFailure.value("Eddystone-URL scheme", at: scheme,
+                                      expected: "0x00-0x03 (http://www., https://www., http://, https://)", found: buffer[scheme])
         }
-        var url = schemes[Int(schemeByte)]
         var position = scheme + 1
         while position < end {
             let byte = buffer[position]
-            if Int(byte) < expansions.count {
-                url += expansions[Int(byte)]
-            } else if (0x21...0x7E).contains(byte) {
-                url.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                throw DecodeError(field: "Eddystone-URL character", offset: baseOffset + position,
-                                  expected: "0x00-0x0D (an expansion) or printable ASCII 0x21-0x7E", found: hexByte(byte))
+            guard byte <= 0x0D || (byte >= 0x21 && byte <= 0x7E) else {
+                throw DecodeFailure.value("Eddystone-URL character", at: position,
+                                          expected: "0x00-0x0D (an expansion) or printable ASCII 0x21-0x7E", found: byte)
             }
             position += 1
+        }
+    }
+
+    /// Expands a compressed URL that `validate` accepted.
+    static func expand(_ buffer: UnsafeRawBufferPointer, scheme: Int, end: Int) -> String {
+        var url = schemes[Int(buffer[scheme])]
+        for position in (scheme + 1)..<max(scheme + 1, end) {
+            let byte = buffer[position]
+            if Int(byte) < expansions.count {
+                url += expansions[Int(byte)]
+            } else {
+                url.unicodeScalars.append(Unicode.Scalar(byte))
+            }
         }
         return url
     }

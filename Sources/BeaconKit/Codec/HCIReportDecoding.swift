@@ -38,7 +38,7 @@ extension AdvertisingReport {
     public static func decode(leMetaParameters: ArraySlice<UInt8>) throws(DecodeError) -> [AdvertisingReport] {
         try leMetaParameters.withDecodingBuffer { (buffer) throws(DecodeError) -> [AdvertisingReport] in
             var reports: [AdvertisingReport] = []
-            try HCIReportDecoder.reports(inLEMeta: buffer, baseOffset: 0) { (header, range) throws(DecodeError) in
+            try HCIReportDecoder.reports(inLEMeta: buffer, from: 0) { (header, range) throws(DecodeError) in
                 reports.append(AdvertisingReport(header: header, data: buffer.bytes(range)))
             }
             return reports
@@ -47,6 +47,7 @@ extension AdvertisingReport {
 
     /// The allocation-free entry point: calls `body` with each report's header and the range of
     /// its data in `hciEvent` (with or without the H4 byte).
+    @inlinable
     public static func forEachReport(inHCIEvent hciEvent: UnsafeRawBufferPointer,
                                      _ body: (ReportHeader, Range<Int>) throws(DecodeError) -> Void) throws(DecodeError) {
         try HCIReportDecoder.reports(inEvent: hciEvent, body)
@@ -70,17 +71,26 @@ extension AdvertisingReport {
 public struct ReportHeader: Sendable, Hashable {
     public var kind: AdvertisingReport.Kind
     public var addressType: UInt8
-    public var address: BluetoothAddress
+    /// The address as a 48-bit number; `address` wraps it.
+    public var addressValue: UInt64
     /// dBm, nil when the controller sent 127.
     public var rssi: Int8?
 
-    public init(kind: AdvertisingReport.Kind, addressType: UInt8, address: BluetoothAddress, rssi: Int8?) {
+    @inlinable
+    public init(kind: AdvertisingReport.Kind, addressType: UInt8, addressValue: UInt64, rssi: Int8?) {
         self.kind = kind
         self.addressType = addressType
-        self.address = address
+        self.addressValue = addressValue
         self.rssi = rssi
     }
 
+    public init(kind: AdvertisingReport.Kind, addressType: UInt8, address: BluetoothAddress, rssi: Int8?) {
+        self.init(kind: kind, addressType: addressType, addressValue: address.rawValue, rssi: rssi)
+    }
+
+    public var address: BluetoothAddress { BluetoothAddress(rawValue: addressValue) }
+
+    @inlinable
     public var isDataComplete: Bool {
         if case .extended(let properties) = kind { return properties & 0x0060 == 0 }
         return true
@@ -88,150 +98,156 @@ public struct ReportHeader: Sendable, Hashable {
 }
 
 extension BeaconFrame {
-    /// The allocation-free path from an HCI event to beacon frames: every beacon frame of
-    /// every report, with the report's header. Reports with incomplete extended data are skipped.
+    /// Every beacon frame of every report of an HCI event, with the report's header. Reports
+    /// with incomplete extended data are skipped. `LocatedFrame.scan(hciEvent:)` is the same
+    /// without building the values.
     public static func forEachFrame(inHCIEvent hciEvent: UnsafeRawBufferPointer,
                                     _ body: (ReportHeader, BeaconFrame) -> Void) throws(DecodeError) {
-        try HCIReportDecoder.reports(inEvent: hciEvent) { (header, range) throws(DecodeError) in
-            guard header.isDataComplete else { return }
-            try FrameDecoder.frames(inAdvertisingData: UnsafeRawBufferPointer(rebasing: hciEvent[range]),
-                                    baseOffset: range.lowerBound) { body(header, $0) }
-        }
+        try LocatedFrame.scan(hciEvent: hciEvent) { header, located in body(header, located.frame(in: hciEvent)) }
     }
 }
 
+/// Reads HCI advertising report events. Ranges handed on and error offsets index the buffer
+/// given. Positions stay within the buffer's count, so arithmetic on them wraps.
+@usableFromInline
 enum HCIReportDecoder {
-    @inline(__always)
+    @inlinable @inline(__always)
     static func reports(inEvent buffer: UnsafeRawBufferPointer,
                         _ body: (ReportHeader, Range<Int>) throws(DecodeError) -> Void) throws(DecodeError) {
-        guard buffer.count >= 1 else {
-            throw DecodeError(field: "HCI event code", offset: 0, expected: "0x3E (LE Meta event), optionally after H4 byte 0x04", found: "empty input")
-        }
-        var position = 0
-        if buffer[0] == AdvertisingReport.Code.h4EventPacket.rawValue {
-            position = 1
-        }
-        guard position < buffer.count else {
-            throw DecodeError(field: "HCI event code", offset: position, expected: "0x3E (LE Meta event)", found: "end of data")
-        }
-        let eventCode = buffer[position]
-        guard eventCode == AdvertisingReport.Code.leMetaEvent.rawValue else {
-            throw DecodeError(field: "HCI event code", offset: position, expected: "0x3E (LE Meta event)",
-                              found: "\(hexByte(eventCode)) (\(eventName(eventCode)))")
-        }
-        guard position + 1 < buffer.count else {
-            throw DecodeError(field: "HCI event parameter length", offset: position + 1, expected: "a length byte", found: "end of data")
-        }
-        let declared = Int(buffer[position + 1])
-        let parameters = position + 2
-        guard declared == buffer.count - parameters else {
-            throw DecodeError(field: "HCI event parameter length", offset: position + 1,
-                              expected: "\(buffer.count - parameters) (the parameter bytes present)", found: "\(declared)")
-        }
-        try reports(inLEMeta: UnsafeRawBufferPointer(rebasing: buffer[parameters...]), baseOffset: parameters, body)
+        try reports(inLEMeta: buffer, from: leMetaStart(inEvent: buffer, from: 0, to: buffer.count), body)
     }
 
-    /// `buffer` starts at the subevent code; ranges handed to `body` are shifted by `baseOffset`
-    /// so that they index the caller's whole buffer.
-    @inline(__always)
-    static func reports(inLEMeta buffer: UnsafeRawBufferPointer, baseOffset: Int,
+    /// The LE Meta parameters start at `start` (the subevent code) and run to the buffer's end.
+    @inlinable @inline(__always)
+    static func reports(inLEMeta buffer: UnsafeRawBufferPointer, from start: Int,
                         _ body: (ReportHeader, Range<Int>) throws(DecodeError) -> Void) throws(DecodeError) {
-        guard buffer.count >= 1 else {
-            throw DecodeError(field: "LE Meta subevent code", offset: baseOffset, expected: "0x02 or 0x0D", found: "end of data")
-        }
-        let subevent = buffer[0]
-        let extended: Bool
-        switch subevent {
-        case AdvertisingReport.Code.advertisingReport.rawValue: extended = false
-        case AdvertisingReport.Code.extendedAdvertisingReport.rawValue: extended = true
-        default:
-            throw DecodeError(field: "LE Meta subevent code", offset: baseOffset,
-                              expected: "0x02 (LE Advertising Report) or 0x0D (LE Extended Advertising Report)",
-                              found: "\(hexByte(subevent)) (\(subeventName(subevent)))")
-        }
-        guard buffer.count >= 2 else {
-            throw DecodeError(field: "Num_Reports", offset: baseOffset + 1, expected: "a count byte", found: "end of data")
-        }
-        let count = Int(buffer[1])
-        let allowed = extended ? 1...10 : 1...25
-        guard allowed.contains(count) else {
-            throw DecodeError(field: "Num_Reports", offset: baseOffset + 1,
-                              expected: "\(allowed.lowerBound)…\(allowed.upperBound)", found: "\(count)")
-        }
-        var position = 2
+        let end = buffer.count
+        let (first, count, extended) = try firstReport(buffer, leMetaAt: start, end: end)
+        var position = first
         for index in 0..<count {
-            position = extended
-                ? try extendedReport(buffer, at: position, index: index, baseOffset: baseOffset, body)
-                : try legacyReport(buffer, at: position, index: index, baseOffset: baseOffset, body)
+            let (header, data, next) = try report(buffer, at: position, end: end, index: index, extended: extended)
+            try body(header, data)
+            position = next
         }
-        guard position == buffer.count else {
-            throw DecodeError(field: "LE Meta parameters", offset: baseOffset + position,
-                              expected: "the end after \(count) report\(count == 1 ? "" : "s")",
-                              found: "\(buffer.count - position) more byte\(buffer.count - position == 1 ? "" : "s")")
+        try checkEnd(at: position, end: end, reports: count)
+    }
+
+    /// Checks the event header (H4 byte optional, LE Meta event code, parameter length) of the
+    /// event in `start..<count` and returns where the LE Meta parameters start.
+    @inlinable @inline(__always)
+    static func leMetaStart(inEvent buffer: UnsafeRawBufferPointer, from start: Int, to count: Int) throws(DecodeError) -> Int {
+        guard count > start else {
+            throw DecodeFailure.missing("HCI event code", at: start, expected: "0x3E (LE Meta event), optionally after H4 byte 0x04", present: 0)
         }
+        let position = buffer[start] == Number.h4Event ? start &+ 1 : start
+        guard count &- position >= 2 else {
+            throw DecodeFailure.missing(position < count ? "HCI event parameter length" : "HCI event code", at: count,
+                                        expected: "an event code and a parameter length", present: 0)
+        }
+        let eventCode = buffer[position]
+        guard eventCode == Number.leMeta else {
+            throw DecodeFailure.eventCode(at: position, found: eventCode)
+        }
+        let declared = Int(buffer[position &+ 1])
+        let parameters = position &+ 2
+        guard declared == count &- parameters else {
+            throw DecodeFailure.parameterLength(at: position &+ 1, present: count &- parameters, declared: declared)
+        }
+        return parameters
+    }
+
+    /// Checks the subevent and the report count; returns where the first report starts.
+    @inlinable @inline(__always)
+    static func firstReport(_ buffer: UnsafeRawBufferPointer, leMetaAt start: Int,
+                            end: Int) throws(DecodeError) -> (position: Int, count: Int, extended: Bool) {
+        guard end &- start >= 2 else {
+            throw DecodeFailure.missing(end > start ? "Num_Reports" : "LE Meta subevent code", at: end,
+                                        expected: "a subevent code and a report count", present: 0)
+        }
+        let subevent = buffer[start]
+        let extended: Bool
+        if subevent == Number.advertisingReport {
+            extended = false
+        } else if subevent == Number.extendedAdvertisingReport {
+            extended = true
+        } else {
+            throw DecodeFailure.subevent(at: start, found: subevent)
+        }
+        let reportCount = Int(buffer[start &+ 1])
+        let limit = extended ? 10 : 25
+        guard reportCount >= 1 && reportCount <= limit else {
+            throw DecodeFailure.numReports(at: start &+ 1, limit: limit, found: reportCount)
+        }
+        return (start &+ 2, reportCount, extended)
+    }
+
+    @inlinable @inline(__always)
+    static func checkEnd(at position: Int, end: Int, reports: Int) throws(DecodeError) {
+        guard position == end else {
+            throw DecodeFailure.trailing(at: position, reports: reports, extra: end &- position)
+        }
+    }
+
+    /// One report: its header, the range of its data, and where the next report starts.
+    @inlinable @inline(__always)
+    static func report(_ buffer: UnsafeRawBufferPointer, at start: Int, end: Int, index: Int,
+                       extended: Bool) throws(DecodeError) -> (header: ReportHeader, data: Range<Int>, next: Int) {
+        extended ? try extendedReport(buffer, at: start, end: end, index: index) : try legacyReport(buffer, at: start, end: end, index: index)
     }
 
     /// `event type 1, address type 1, address 6, data length 1, data, RSSI 1` (7.7.65.2).
-    @inline(__always)
-    static func legacyReport(_ buffer: UnsafeRawBufferPointer, at start: Int, index: Int, baseOffset: Int,
-                             _ body: (ReportHeader, Range<Int>) throws(DecodeError) -> Void) throws(DecodeError) -> Int {
-        guard buffer.count - start >= 10 else {
-            throw truncated("report \(index + 1) header", at: buffer.count, baseOffset: baseOffset,
-                            expected: "10 bytes (event type, address type, address, data length)", left: buffer.count - start)
+    @inlinable @inline(__always)
+    static func legacyReport(_ buffer: UnsafeRawBufferPointer, at start: Int, end: Int,
+                             index: Int) throws(DecodeError) -> (header: ReportHeader, data: Range<Int>, next: Int) {
+        guard end &- start >= 10 else {
+            throw DecodeFailure.report(index, "header", at: end,
+                                        expected: "10 bytes (event type, address type, address, data length, RSSI)", present: end &- start)
         }
         let eventType = buffer[start]
-        guard eventType <= 4 else {
-            throw DecodeError(field: "report \(index + 1) event type", offset: baseOffset + start,
-                              expected: "0x00-0x04 (ADV_IND, ADV_DIRECT_IND, ADV_SCAN_IND, ADV_NONCONN_IND, SCAN_RSP)",
-                              found: hexByte(eventType))
+        let length = Int(buffer[start &+ 8])
+        // One branch for both range checks on the way in; the cold path says which failed.
+        guard (eventType <= 4) && (length <= Number.legacyDataLimit) else {
+            guard eventType <= 4 else {
+                throw DecodeFailure.reportValue(index, "event type", at: start,
+                                                expected: "0x00-0x04 (ADV_IND, ADV_DIRECT_IND, ADV_SCAN_IND, ADV_NONCONN_IND, SCAN_RSP)",
+                                                found: eventType)
+            }
+            throw DecodeFailure.reportCount(index, "data length", at: start &+ 8, expected: "0…31", found: length)
         }
-        let length = Int(buffer[start + 8])
-        guard length <= AdvertisingReport.legacyDataLimit else {
-            throw DecodeError(field: "report \(index + 1) data length", offset: baseOffset + start + 8,
-                              expected: "0…31", found: "\(length)")
+        let dataStart = start &+ 9
+        guard end &- dataStart > length else {
+            throw DecodeFailure.reportBytes(index, "data and RSSI", at: end, needed: length &+ 1, present: end &- dataStart)
         }
-        let dataStart = start + 9
-        guard buffer.count - dataStart >= length + 1 else {
-            throw truncated("report \(index + 1) data and RSSI", at: buffer.count, baseOffset: baseOffset,
-                            expected: "\(length + 1) bytes", left: buffer.count - dataStart)
-        }
-        let rawRSSI = buffer.int8(at: dataStart + length)
-        let header = ReportHeader(kind: .legacy(eventType: eventType), addressType: buffer[start + 1],
-                                  address: buffer.bluetoothAddress(at: start + 2),
-                                  rssi: rawRSSI == AdvertisingReport.rssiNotAvailable ? nil : rawRSSI)
-        try body(header, (baseOffset + dataStart)..<(baseOffset + dataStart + length))
-        return dataStart + length + 1
+        let rawRSSI = buffer.int8(at: dataStart &+ length)
+        let header = ReportHeader(kind: .legacy(eventType: eventType), addressType: buffer[start &+ 1],
+                                  addressValue: buffer.address(at: start &+ 2),
+                                  rssi: rawRSSI == Number.rssiNotAvailable ? nil : rawRSSI)
+        return (header, Range(uncheckedBounds: (dataStart, dataStart &+ length)), dataStart &+ length &+ 1)
     }
 
     /// `event type 2, address type 1, address 6, primary PHY 1, secondary PHY 1, SID 1,
     /// TX power 1, RSSI 1, periodic interval 2, direct address type 1, direct address 6,
     /// data length 1, data` (7.7.65.13).
-    @inline(__always)
-    static func extendedReport(_ buffer: UnsafeRawBufferPointer, at start: Int, index: Int, baseOffset: Int,
-                               _ body: (ReportHeader, Range<Int>) throws(DecodeError) -> Void) throws(DecodeError) -> Int {
-        guard buffer.count - start >= 24 else {
-            throw truncated("extended report \(index + 1) header", at: buffer.count, baseOffset: baseOffset,
-                            expected: "24 bytes before the data", left: buffer.count - start)
+    @inlinable @inline(__always)
+    static func extendedReport(_ buffer: UnsafeRawBufferPointer, at start: Int, end: Int,
+                               index: Int) throws(DecodeError) -> (header: ReportHeader, data: Range<Int>, next: Int) {
+        guard end &- start >= 24 else {
+            throw DecodeFailure.report(index, "header", extended: true, at: end, expected: "24 bytes before the data",
+                                        present: end &- start)
         }
-        let length = Int(buffer[start + 23])
-        let dataStart = start + 24
-        guard buffer.count - dataStart >= length else {
-            throw truncated("extended report \(index + 1) data", at: buffer.count, baseOffset: baseOffset,
-                            expected: "\(length) bytes", left: buffer.count - dataStart)
+        let length = Int(buffer[start &+ 23])
+        let dataStart = start &+ 24
+        guard end &- dataStart >= length else {
+            throw DecodeFailure.reportBytes(index, "data", extended: true, at: end, needed: length, present: end &- dataStart)
         }
-        let rawRSSI = buffer.int8(at: start + 13)
+        let rawRSSI = buffer.int8(at: start &+ 13)
         let header = ReportHeader(kind: .extended(eventProperties: buffer.uint16LittleEndian(at: start)),
-                                  addressType: buffer[start + 2], address: buffer.bluetoothAddress(at: start + 3),
-                                  rssi: rawRSSI == AdvertisingReport.rssiNotAvailable ? nil : rawRSSI)
-        try body(header, (baseOffset + dataStart)..<(baseOffset + dataStart + length))
-        return dataStart + length
+                                  addressType: buffer[start &+ 2], addressValue: buffer.address(at: start &+ 3),
+                                  rssi: rawRSSI == Number.rssiNotAvailable ? nil : rawRSSI)
+        return (header, Range(uncheckedBounds: (dataStart, dataStart &+ length)), dataStart &+ length)
     }
 
-    static func truncated(_ field: String, at end: Int, baseOffset: Int, expected: String, left: Int) -> DecodeError {
-        DecodeError(field: field, offset: baseOffset + end, expected: expected,
-                    found: "\(left) byte\(left == 1 ? "" : "s") left")
-    }
-
+    @usableFromInline
     static func eventName(_ code: UInt8) -> String {
         switch code {
         case 0x03: "Connection Complete"
@@ -244,6 +260,7 @@ enum HCIReportDecoder {
         }
     }
 
+    @usableFromInline
     static func subeventName(_ code: UInt8) -> String {
         switch code {
         case 0x01: "LE Connection Complete"

@@ -71,7 +71,7 @@ public enum InputDecoder {
     public static func decode(_ bytes: [UInt8], format: InputFormat? = nil) throws(DecodeError) -> DecodedInput {
         if let format { return try decode(bytes, as: format) }
         var first: Result<DecodedInput, DecodeError>? = nil
-        for candidate in InputFormat.allCases where fits(bytes, candidate) {
+        for candidate in detectionOrder where fits(bytes, candidate) {
             let outcome = Result { () throws(DecodeError) -> DecodedInput in try decode(bytes, as: candidate) }
             if case .success(let decoded) = outcome, !decoded.beacons.isEmpty { return decoded }
             if first == nil { first = outcome }
@@ -79,6 +79,9 @@ public enum InputDecoder {
         if let first { return try first.get() }
         return try decode(bytes, as: looksLikeHCI(bytes) ? .hci : .ad)
     }
+
+    /// The most specific framing first: an HCI event's header and lengths rarely fit by chance.
+    static let detectionOrder: [InputFormat] = [.hci, .ad, .gateway, .mfr]
 
     static func decode(_ bytes: [UInt8], as format: InputFormat) throws(DecodeError) -> DecodedInput {
         switch format {
@@ -150,8 +153,10 @@ public enum InputDecoder {
         }
     }
 
+    /// An H4 event packet (`04`, any event code, a length that matches), an LE Meta event
+    /// after `04`, or an LE Meta event without the H4 byte whose length matches.
     static func looksLikeHCI(_ bytes: [UInt8]) -> Bool {
-        if bytes.count >= 3, bytes[0] == 0x04, bytes[1] == 0x3E { return true }
+        if bytes.count >= 3, bytes[0] == 0x04, bytes[1] == 0x3E || Int(bytes[2]) == bytes.count - 3 { return true }
         return bytes.count >= 2 && bytes[0] == 0x3E && Int(bytes[1]) == bytes.count - 2
     }
 

@@ -1,2 +1,0 @@
-#include "creference.h"
-int creference_placeholder(void) { return 0; }

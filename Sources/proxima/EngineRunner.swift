@@ -24,9 +24,21 @@ enum EngineRunner {
         } : nil
         let feeder = Task {
             var last: Double?
+            // One engine models one receiver: mixing several receivers' packets would make every
+            // beacon look near to someone. Without --receiver, follow the first one heard.
+            var followed = receiver
+            var toldAboutOthers = false
             do {
                 for try await sighting in sightings {
-                    if let receiver, sighting.receiver != receiver { continue }
+                    if followed == nil { followed = sighting.receiver }
+                    if sighting.receiver != followed {
+                        if receiver == nil && !toldAboutOthers {
+                            toldAboutOthers = true
+                            FileHandle.standardError.write(Data(
+                                "note: this source has several receivers; following \"\(followed ?? "")\" (choose one with --receiver NAME)\n".utf8))
+                        }
+                        continue
+                    }
                     await manager.receive(sighting)
                     last = sighting.time
                 }

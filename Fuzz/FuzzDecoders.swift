@@ -63,7 +63,7 @@ public func fuzzDecoders(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
             let twiceEvents = doubled.withUnsafeBytes { doubledBuffer in
                 try? LocatedFrame.scan(h4Events: doubledBuffer) { _, _ in twice += 1 }
             }
-            require((onceEvents == nil) == (twiceEvents == nil), "doubling changed whether the stream scans")
+            // (A truncated event can swallow its copy, so only a stream that scans is compared.)
             if let onceEvents {
                 require(twiceEvents == 2 * onceEvents && twice == 2 * once, "doubled stream: \(String(describing: twiceEvents)) events, \(twice) frames")
             }

@@ -80,9 +80,7 @@ public struct Evaluation: Sendable {
     public func run(progress: ((Double) -> Void)? = nil) -> EvaluationReport {
         let receiverCount = scenario.receivers.count
         var simulation = Simulation(scenario: scenario)
-        let regions = scenario.regions.compactMap { region in
-            try? BeaconRegion(identifier: region.name, uuid: region.uuid, major: region.major, minor: region.minor)
-        }
+        let regions = scenario.monitoringRegions
         let uuids = Array(Set(scenario.beacons.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }
         var transmittersByIdentity: [BeaconIdentity: [Point]] = [:]
         for beacon in scenario.beacons { transmittersByIdentity[beacon.identity, default: []].append(beacon.position) }

@@ -161,3 +161,13 @@ public struct Scenario: Sendable, Hashable {
         }
     }
 }
+
+extension Scenario {
+    /// The scenario's regions as the engine monitors them, named as in the scenario. A region
+    /// the engine would refuse (a minor without a major) cannot come out of a validated file.
+    public var monitoringRegions: [BeaconRegion] {
+        regions.compactMap { region in
+            try? BeaconRegion(identifier: region.name, uuid: region.uuid, major: region.major, minor: region.minor)
+        }
+    }
+}

@@ -83,15 +83,17 @@ struct EngineOptions: ParsableArguments {
 
     /// Stored regions (unless --no-stored-regions) then --region ones, later ones replacing
     /// earlier ones with the same identifier.
-    func allRegions() throws -> [BeaconRegion] {
+    /// A simulated venue brings its own regions; they are used when no other region is given.
+    func allRegions(simulatedRegions: [BeaconRegion] = []) throws -> [BeaconRegion] {
         var result: [BeaconRegion] = noStoredRegions ? [] : try RegionStore().load()
+        if result.isEmpty && regions.isEmpty { result = simulatedRegions }
         for text in regions {
             let region = try region(text)
             result.removeAll { $0.identifier == region.identifier }
             result.append(region)
         }
         if result.isEmpty {
-            throw ValidationError("no region: pass --region UUID[:MAJOR[:MINOR]] or store one with `proxima regions add`")
+            throw ValidationError("no region: pass --region UUID[:MAJOR[:MINOR]], store one with `proxima regions add`, or use --simulate with a scenario that has regions")
         }
         return result
     }

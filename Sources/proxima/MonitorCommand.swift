@@ -18,7 +18,7 @@ struct Monitor: AsyncParsableCommand {
     var save = false
 
     func run() async throws {
-        let regions = try engine.allRegions()
+        let regions = try engine.allRegions(simulatedRegions: try source.loadScenario()?.monitoringRegions ?? [])
         if save {
             let store = RegionStore()
             for text in engine.regions { try store.add(try engine.region(text)) }

@@ -16,7 +16,7 @@ struct Range: AsyncParsableCommand {
     @OptionGroup var engine: EngineOptions
 
     func run() async throws {
-        let regions = try engine.allRegions()
+        let regions = try engine.allRegions(simulatedRegions: try source.loadScenario()?.monitoringRegions ?? [])
         let (events, feeder) = try await EngineRunner.events(
             source: source, configuration: try engine.configuration(), monitor: [], range: regions, receiver: engine.receiver)
         let table = Terminal.isInteractive && !engine.json

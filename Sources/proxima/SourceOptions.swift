@@ -44,11 +44,7 @@ struct SourceOptions: ParsableArguments {
         if let endpoint = try controllerEndpoint(device: device, h4: h4, serial: serial) {
             return try await SightingSource.scan(endpoint, settings: ScanSettings(), recorders: []).sightings
         }
-        if let simulate {
-            let scenario: Scenario
-            do { scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: simulate)) } catch {
-                throw ValidationError("\(simulate): \(error)")
-            }
+        if let scenario = try loadScenario() {
             return Simulation.sightings(scenario, pacing: speed == 0 ? .virtual : .scaled(speed))
         }
         throw ValidationError("choose a source: --device hci0, --h4 PATH, --serial DEV, --replay FILE or --simulate SCENARIO")
@@ -67,5 +63,13 @@ extension SourceOptions {
             return SightingSource(sightings: stream, description: "Replaying \(replay)", stop: {})
         }
         return SightingSource(sightings: try await makeSightings(), description: nil, stop: {})
+    }
+
+    /// The scenario of --simulate, or nil for the other sources.
+    func loadScenario() throws -> Scenario? {
+        guard let simulate else { return nil }
+        do { return try Scenario.load(contentsOf: URL(fileURLWithPath: simulate)) } catch {
+            throw ValidationError("\(simulate): \(error)")
+        }
     }
 }

@@ -202,9 +202,17 @@ public struct BeaconEngine: Sendable {
         }
         // Capped so that a beacon back after hours does not overflow the Kalman prediction.
         let sincePrevious = Swift.min(t - record.lastHeard, 3600)
-        if record.isPresent || record.evidence > 0 {
-            if let adaptive = hot.adaptive {
+        if let adaptive = hot.adaptive {
+            if record.isPresent || record.evidence > 0 {
                 record.reception.addGap(Float(sincePrevious), parameters: adaptive)
+            } else if record.reception.hasPattern {
+                // Back soon after an exit: in hindsight the exit was a dropout, and the rule
+                // remembers it. Back after longer than the ceiling, it was really gone.
+                if sincePrevious <= adaptive.ceiling {
+                    record.reception.learnDropout(Float(sincePrevious))
+                } else {
+                    record.reception.reset()
+                }
             }
         }
         record.lastHeard = t
@@ -320,7 +328,8 @@ public struct BeaconEngine: Sendable {
         let time = Swift.min(detection, beacons[index].exitDeadline)
         beacons[index].isPresent = false
         beacons[index].evidence = 0
-        beacons[index].reception.reset()
+        // The reception pattern is kept: if the beacon comes back soon, the exit was a dropout
+        // and the pattern learns from it (see `record`).
         let record = beacons[index]
         let start = Int(record.monitorMatchStart)
         for slot in start..<(start + Int(record.monitorMatchCount)) {

@@ -23,6 +23,7 @@ public struct EngineCheckpoint: Codable, Sendable, Hashable {
         var exitDeadline: Double?
         var meanGap: Float?
         var gapDeviation: Float
+        var recentDropout: Float?
         var estimate: Float?
         var variance: Float
         var cycleRSSISum: Int32
@@ -58,6 +59,7 @@ extension BeaconEngine {
                 lastHeard: finite(record.lastHeard), exitDeadline: finite(record.exitDeadline),
                 meanGap: record.reception.meanGap.isNaN ? nil : record.reception.meanGap,
                 gapDeviation: record.reception.gapDeviation,
+                recentDropout: record.reception.recentDropout,
                 estimate: record.filter.hasEstimate ? record.filter.estimate : nil, variance: record.filter.variance,
                 cycleRSSISum: record.cycleRSSISum, cycleRSSICount: record.cycleRSSICount,
                 cyclePackets: record.cyclePackets, evidence: record.evidence, isPresent: record.isPresent,
@@ -95,7 +97,8 @@ extension TrackedBeacon {
         lastHeard = saved.lastHeard ?? -.infinity
         exitDeadline = saved.exitDeadline ?? -.infinity
         if let meanGap = saved.meanGap {
-            reception = ReceptionStatistics(meanGap: meanGap, gapDeviation: saved.gapDeviation)
+            reception = ReceptionStatistics(meanGap: meanGap, gapDeviation: saved.gapDeviation,
+                                            recentDropout: saved.recentDropout ?? 0)
         }
         filter.estimate = saved.estimate ?? .nan
         filter.variance = saved.variance

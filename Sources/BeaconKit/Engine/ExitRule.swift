@@ -29,8 +29,12 @@ public enum ExitRule: Sendable, Hashable {
 ///   roughly geometric (m ≈ 1 s, v ≈ 0.7 s), so the timeout is about 10–15 s; a 15 s silence
 ///   happens with probability 0.9^150 ≈ 1.4·10⁻⁷ per gap.
 /// - A beacon heard only once waits for the ceiling (30 s): one packet says nothing of its rate.
-/// The first gap after a (re-)entry starts the statistics with `v = gap`, the pessimistic
+/// The first gap ever observed starts the statistics with `v = gap`, the pessimistic
 /// assumption of exponential gaps.
+/// - A beacon that comes back within the ceiling after an exit was only dropped out (a body, a
+///   shadowed spot): the timeout then stays at least `dropoutMargin` × that silence, a memory
+///   that fades over `dropoutMemory` seconds of reception. That is how the rule stops flapping
+///   for a walking receiver. A beacon back after longer than the ceiling starts afresh.
 public struct AdaptiveExitParameters: Sendable, Hashable {
     public var floor: Double
     public var ceiling: Double
@@ -42,16 +46,23 @@ public struct AdaptiveExitParameters: Sendable, Hashable {
     public var deviationRise: Double
     /// Weight of a new deviation when it is smaller than the current one.
     public var deviationFall: Double
+    /// After a dropout (an exit undone by a return within the ceiling), the timeout stays at
+    /// least this many times that silence...
+    public var dropoutMargin: Double
+    /// ...while the memory of it fades with this time constant, in seconds of reception.
+    public var dropoutMemory: Double
 
     public init(floor: Double = 1, ceiling: Double = 30, deviationMultiplier: Double = 14,
                 meanSmoothing: Double = 1.0 / 16, deviationRise: Double = 1.0 / 4,
-                deviationFall: Double = 1.0 / 64) {
+                deviationFall: Double = 1.0 / 64, dropoutMargin: Double = 1.5, dropoutMemory: Double = 120) {
         self.floor = floor
         self.ceiling = max(floor, ceiling)
         self.deviationMultiplier = deviationMultiplier
         self.meanSmoothing = meanSmoothing
         self.deviationRise = deviationRise
         self.deviationFall = deviationFall
+        self.dropoutMargin = dropoutMargin
+        self.dropoutMemory = max(1, dropoutMemory)
     }
 
     public static let `default` = AdaptiveExitParameters()
@@ -63,17 +74,31 @@ public struct ReceptionStatistics: Sendable, Hashable {
     public private(set) var meanGap: Float = .nan
     /// Smoothed mean deviation of the gaps, seconds.
     public private(set) var gapDeviation: Float = 0
+    /// The longest recent dropout, fading as packets arrive; seconds.
+    public private(set) var recentDropout: Float = 0
 
     public init() {}
 
     /// Restores saved statistics (see ``EngineCheckpoint``).
-    init(meanGap: Float, gapDeviation: Float) {
+    init(meanGap: Float, gapDeviation: Float, recentDropout: Float) {
         self.meanGap = meanGap
         self.gapDeviation = gapDeviation
+        self.recentDropout = recentDropout
+    }
+
+    /// The beacon came back `silence` seconds after it was declared gone: the exit was a
+    /// dropout (a body, a shadowed spot), and the same kind of silence must not end the next
+    /// visit. The gap statistics stay those of reception.
+    public mutating func learnDropout(_ silence: Float) {
+        recentDropout = max(recentDropout, silence)
     }
 
     @inline(__always)
     public mutating func addGap(_ gap: Float, parameters p: AdaptiveExitParameters) {
+        if recentDropout > 0 {
+            // First-order fade: exact enough for gaps much shorter than the memory.
+            recentDropout = max(0, recentDropout * (1 - gap / Float(p.dropoutMemory)))
+        }
         if meanGap.isNaN {
             meanGap = gap
             gapDeviation = gap
@@ -85,14 +110,19 @@ public struct ReceptionStatistics: Sendable, Hashable {
         gapDeviation += weight * (deviation - gapDeviation)
     }
 
-    /// Forgets the pattern (after an exit), so the absence is not mistaken for a gap.
+    /// Forgets the pattern, for a beacon back after longer than the ceiling: that absence was a
+    /// real departure, not a gap.
     public mutating func reset() { self = ReceptionStatistics() }
+
+    /// Whether any gap has been observed since the last reset.
+    public var hasPattern: Bool { !meanGap.isNaN }
 
     /// Seconds of silence after which the beacon is gone.
     @inline(__always)
     public func timeout(parameters p: AdaptiveExitParameters) -> Double {
         if meanGap.isNaN { return p.ceiling }
         let raw = Double(meanGap) + p.deviationMultiplier * Double(gapDeviation)
-        return min(p.ceiling, max(p.floor, raw))
+        let learned = p.dropoutMargin * Double(recentDropout)
+        return min(p.ceiling, max(p.floor, raw, learned))
     }
 }

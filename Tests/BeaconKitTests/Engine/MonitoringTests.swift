@@ -163,6 +163,29 @@ import Testing
         #expect(events.filter(\.isExit).count == 2)
     }
 
+    @Test func aDropoutThatEndsInAQuickReturnLengthensTheNextTimeout() throws {
+        var engine = BeaconEngine()
+        try engine.startMonitoring(Fixture.region())
+        var events: [BeaconEvent] = []
+        var time = 0.0
+        func hear(for seconds: Double) {
+            for _ in 0..<Int(seconds * 10) { engine.receive(Fixture.sighting(Fixture.identity(), time: time), into: &events); time += 0.1 }
+        }
+        hear(for: 10)
+        time += 2.5  // a body blocks the beacon: at 10 Hz, 2.5 s of silence is an exit
+        hear(for: 10)
+        #expect(events.filter(\.isExit).count == 1)
+        #expect(events.filter(\.isEnter).count == 2)
+        // The same dropout again, soon after: the first one taught the rule that this beacon
+        // drops out, so it stays.
+        time += 2.5
+        hear(for: 10)
+        #expect(events.filter(\.isExit).count == 1, "the beacon flapped out a second time")
+        // It still leaves when it really goes, within the ceiling.
+        engine.advance(to: time + 31, into: &events)
+        #expect(events.filter(\.isExit).count == 2)
+    }
+
     @Test func managerActorPublishesEvents() async throws {
         let manager = BeaconManager(configuration: .init(exitRule: .fixedDelay(seconds: 1)))
         try await manager.startMonitoring(Fixture.region())

@@ -1,0 +1,126 @@
+import BeaconKit
+import Foundation
+
+/// btsnoop's clock: microseconds since midnight, 1 January of year 0, as BlueZ and Wireshark
+/// count it. This is 1970-01-01 on that clock.
+let btsnoopUnixEpochMicroseconds: Int64 = 0x00DC_DDB3_0F2F_8000
+
+/// Writes btsnoop version 1 with datalink 1002 (HCI UART, H4), the format `btmon -w` writes and
+/// `btmon -r` and Wireshark read.
+public final class BTSnoopWriter: PacketRecorder, @unchecked Sendable {
+    /// "btsnoop\0", version 1, datalink 1002, all big-endian.
+    public static let header: [UInt8] = Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA]
+
+    private let handle: FileHandle
+    private let lock = NSLock()
+
+    /// Creates (or truncates) the file and writes the header.
+    public init(url: URL) throws {
+        handle = try openForWriting(url)
+        try handle.write(contentsOf: Self.header)
+    }
+
+    public func record(_ packet: TimestampedPacket) throws {
+        let bytes = Self.encodeRecord(packet)
+        lock.lock()
+        defer { lock.unlock() }
+        try handle.write(contentsOf: bytes)
+    }
+
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try handle.close()
+    }
+
+    /// One record: original and included length, flags (bit 0 received, bit 1 command or
+    /// event), cumulative drops, timestamp; then the H4 packet.
+    public static func encodeRecord(_ packet: TimestampedPacket) -> [UInt8] {
+        let data = packet.packet.h4Bytes
+        var flags: UInt32 = packet.direction == .received ? 1 : 0
+        if packet.packet.type == .command || packet.packet.type == .event { flags |= 2 }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24 + data.count)
+        bytes += bigEndian(UInt32(data.count)) + bigEndian(UInt32(data.count)) + bigEndian(flags) + bigEndian(UInt32(0))
+        bytes += bigEndian(UInt64(bitPattern: packet.microseconds + btsnoopUnixEpochMicroseconds))
+        return bytes + data
+    }
+}
+
+/// Writes classic pcap with link type 201 (LINKTYPE_BLUETOOTH_HCI_H4_WITH_PHDR): each packet
+/// is a 4-byte big-endian direction (0 sent, 1 received) and the H4 packet. tshark and
+/// Wireshark decode it.
+public final class PcapWriter: PacketRecorder, @unchecked Sendable {
+    /// Little-endian microsecond pcap 2.4, snap length 65535, link type 201.
+    public static let header: [UInt8] = [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         0xFF, 0xFF, 0, 0, 201, 0, 0, 0]
+
+    private let handle: FileHandle
+    private let lock = NSLock()
+
+    public init(url: URL) throws {
+        handle = try openForWriting(url)
+        try handle.write(contentsOf: Self.header)
+    }
+
+    public func record(_ packet: TimestampedPacket) throws {
+        let bytes = Self.encodeRecord(packet)
+        lock.lock()
+        defer { lock.unlock() }
+        try handle.write(contentsOf: bytes)
+    }
+
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try handle.close()
+    }
+
+    public static func encodeRecord(_ packet: TimestampedPacket) -> [UInt8] {
+        let data = bigEndian(UInt32(packet.direction == .received ? 1 : 0)) + packet.packet.h4Bytes
+        let seconds = packet.microseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        var bytes = littleEndian(UInt32(truncatingIfNeeded: seconds.quotient))
+        bytes += littleEndian(UInt32(truncatingIfNeeded: seconds.remainder))
+        bytes += littleEndian(UInt32(data.count)) + littleEndian(UInt32(data.count))
+        return bytes + data
+    }
+}
+
+/// The capture format a file name asks for: `.pcap` and `.cap` mean pcap, anything else btsnoop.
+public enum CaptureFileFormat: Sendable, Hashable {
+    case btsnoop
+    case pcap
+
+    public init(fileName: String) {
+        let lower = fileName.lowercased()
+        self = lower.hasSuffix(".pcap") || lower.hasSuffix(".cap") ? .pcap : .btsnoop
+    }
+
+    /// Opens a writer for this format.
+    public func makeWriter(url: URL) throws -> any CaptureWriter {
+        switch self {
+        case .btsnoop: try BTSnoopWriter(url: url)
+        case .pcap: try PcapWriter(url: url)
+        }
+    }
+}
+
+/// A recorder that writes a file and must be closed.
+public protocol CaptureWriter: PacketRecorder {
+    func close() throws
+}
+
+extension BTSnoopWriter: CaptureWriter {}
+extension PcapWriter: CaptureWriter {}
+
+private func openForWriting(_ url: URL) throws -> FileHandle {
+    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path,
+            NSLocalizedDescriptionKey: "cannot create capture file \(url.path)"])
+    }
+    return try FileHandle(forWritingTo: url)
+}
+
+func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }
+func bigEndian(_ value: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }
+func littleEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }

@@ -1,2 +1,0 @@
-// Placeholder so the target builds; replaced by the module's real code.
-import BeaconKit

@@ -1,0 +1,28 @@
+import BeaconKit
+
+/// A link to one HCI controller: packets out, a stream of packets in.
+public protocol HCITransport: Sendable {
+    /// A short name for the controller, used as the receiver of its sightings
+    /// (`hci0`, `h4:/tmp/bt-server-le`, `serial:/dev/ttyACM0`).
+    var name: String { get }
+    /// Packets from the controller, stamped on arrival. The stream finishes with an error when
+    /// the link breaks or the controller goes away, and without one after `close()`.
+    var incoming: AsyncThrowingStream<TimestampedPacket, any Error> { get }
+    /// Sends one packet; throws when the link is broken.
+    func send(_ packet: HCIPacket) throws
+    /// Stops reading and releases the link. Safe to call more than once.
+    func close()
+}
+
+/// Why a transport could not be opened or stopped working.
+public struct HCITransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var transport: String
+    public var message: String
+
+    public init(transport: String, message: String) {
+        self.transport = transport
+        self.message = message
+    }
+
+    public var description: String { "\(transport): \(message)" }
+}

@@ -1,0 +1,154 @@
+import BeaconKit
+import Foundation
+
+/// A point in the venue, in metres. `z` is height above the floor; walls are full height.
+public struct Point: Sendable, Hashable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public var z: Double
+
+    public init(x: Double, y: Double, z: Double = 0) {
+        self.x = x
+        self.y = y
+        self.z = z
+    }
+
+    public func distance(to other: Point) -> Double {
+        let dx = x - other.x, dy = y - other.y, dz = z - other.z
+        return (dx * dx + dy * dy + dz * dz).squareRoot()
+    }
+
+    public var description: String { "(\(x), \(y), \(z))" }
+}
+
+/// A straight wall between two floor points, costing `attenuation` dB to every path that crosses it.
+public struct Wall: Sendable, Hashable {
+    public var from: Point
+    public var to: Point
+    public var attenuation: Double
+
+    public init(from: Point, to: Point, attenuation: Double) {
+        self.from = from
+        self.to = to
+        self.attenuation = attenuation
+    }
+}
+
+public struct Venue: Sendable, Hashable {
+    public var width: Double
+    public var height: Double
+    public var walls: [Wall]
+
+    public init(width: Double, height: Double, walls: [Wall] = []) {
+        self.width = width
+        self.height = height
+        self.walls = walls
+    }
+}
+
+/// One simulated transmitter.
+public struct SimulatedBeacon: Sendable, Hashable {
+    public var name: String
+    public var identity: BeaconIdentity
+    public var address: BluetoothAddress
+    public var position: Point
+    /// The calibration byte the beacon advertises (RSSI it claims at 1 m).
+    public var measuredPower: MeasuredPower
+    /// Radiated power in dBm; the true mean RSSI at 1 m is `txPower - channel.referenceLoss`.
+    public var txPower: Double
+    /// Advertising interval in seconds (before the random advDelay).
+    public var interval: Double
+    public var batteryMillivolts: UInt16
+    /// Whether the beacon also sends an Eddystone-TLM frame every tenth advertising event.
+    public var telemetry: Bool
+
+    public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Point,
+                measuredPower: MeasuredPower = .appleDefault, txPower: Double = 0, interval: Double = 0.1,
+                batteryMillivolts: UInt16 = 3000, telemetry: Bool = false) {
+        self.name = name
+        self.identity = identity
+        self.address = address
+        self.position = position
+        self.measuredPower = measuredPower
+        self.txPower = txPower
+        self.interval = interval
+        self.batteryMillivolts = batteryMillivolts
+        self.telemetry = telemetry
+    }
+}
+
+/// A receiver: a fixed gateway or a walker carrying a phone along a path.
+public struct SimulatedReceiver: Sendable, Hashable {
+    public enum Placement: Sendable, Hashable {
+        case fixed(Point)
+        case walking(WalkerPath)
+    }
+
+    public var name: String
+    public var placement: Placement
+    /// Added to every received power (dB): a phone's antenna and case differ from the reference.
+    public var antennaGain: Double
+    /// Fraction of each scan interval spent listening (a scan window / scan interval ratio).
+    public var dutyCycle: Double
+    /// Seconds per scan interval; the receiver listens on one advertising channel per interval,
+    /// cycling 37, 38, 39.
+    public var scanInterval: Double
+    /// Whether a human body sits behind the phone (walkers) and shadows beacons behind it.
+    public var body: Bool
+
+    public init(name: String, placement: Placement, antennaGain: Double = 0, dutyCycle: Double = 1,
+                scanInterval: Double = 0.1, body: Bool? = nil) {
+        self.name = name
+        self.placement = placement
+        self.antennaGain = antennaGain
+        self.dutyCycle = dutyCycle
+        self.scanInterval = scanInterval
+        if let body { self.body = body } else if case .walking = placement { self.body = true } else { self.body = false }
+    }
+}
+
+/// A region for ground truth and evaluation, with Core Location's matching: UUID, UUID+major,
+/// or UUID+major+minor.
+public struct SimulatedRegion: Sendable, Hashable {
+    public var name: String
+    public var uuid: UUID
+    public var major: UInt16?
+    public var minor: UInt16?
+
+    public init(name: String, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil) {
+        self.name = name
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+
+    public func matches(_ identity: BeaconIdentity) -> Bool {
+        identity.uuid == uuid && (major.map { $0 == identity.major } ?? true) && (minor.map { $0 == identity.minor } ?? true)
+    }
+}
+
+/// Everything a simulation needs: the venue, who transmits, who listens, the radio channel, the
+/// regions that ground truth reports on, the duration and the seed.
+public struct Scenario: Sendable, Hashable {
+    public var name: String
+    public var seed: UInt64
+    /// Simulated seconds.
+    public var duration: Double
+    public var venue: Venue
+    public var channel: ChannelModel
+    public var beacons: [SimulatedBeacon]
+    public var receivers: [SimulatedReceiver]
+    public var regions: [SimulatedRegion]
+
+    public init(name: String, seed: UInt64, duration: Double, venue: Venue, channel: ChannelModel = ChannelModel(),
+                beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion] = []) {
+        self.name = name
+        self.seed = seed
+        self.duration = duration
+        self.venue = venue
+        self.channel = channel
+        self.beacons = beacons
+        self.receivers = receivers
+        self.regions = regions
+    }
+}

@@ -1,0 +1,373 @@
+import BeaconKit
+import Foundation
+
+/// Runs a scenario on a virtual clock and produces the sightings each receiver hears, in time
+/// order, with ground truth. Deterministic: the same scenario and seed give the same sightings.
+///
+/// Advertising events come from a min-heap of each beacon's next event time. An event is only
+/// resolved once every event that could overlap it on the air (within one packet duration) is
+/// known, so collisions can be judged per receiver with the capture ratio.
+public struct Simulation: Sendable {
+    public let scenario: Scenario
+    public private(set) var statistics = SimulationStatistics()
+    /// Simulated time of the last resolved advertising event.
+    public private(set) var now: Double = 0
+
+    private var radio: SeededGenerator
+    private var beaconTiming: [SeededGenerator]
+    private var eventCounts: [UInt32]
+    private var queue = EventHeap()
+    private var window: [AdvertisingEvent] = []
+    private var cursor = 0
+    private var links: [Link]
+    private var receivers: [ReceiverState]
+    private var output: [SimulatedSighting] = []
+    private var outputIndex = 0
+    private let beaconCount: Int
+    private let regionMembers: [[Int]]
+    private let relevanceFloor: Double
+    /// Upper bound in dB that a fading sample adds to the mean; packets whose link could not reach
+    /// the sensitivity even with it are rejected without drawing random numbers.
+    private let fadingHeadroom: Double
+
+    public init(scenario: Scenario) {
+        self.scenario = scenario
+        beaconCount = scenario.beacons.count
+        let seedStream = SeededGenerator(seed: scenario.seed)
+        radio = seedStream.derived(1)
+        beaconTiming = scenario.beacons.indices.map { seedStream.derived(1000 + UInt64($0)) }
+        eventCounts = Array(repeating: 0, count: scenario.beacons.count)
+        switch scenario.channel.fading {
+        case .none: fadingHeadroom = 0
+        case .logNormal(let sigma): fadingHeadroom = 4.5 * sigma
+        case .rician(_, _, let spread): fadingHeadroom = 10 + 4.5 * spread
+        }
+        relevanceFloor = min(scenario.channel.sensitivity - fadingHeadroom - 3 * scenario.channel.shadowingSigma,
+                             scenario.channel.presenceThreshold)
+        regionMembers = scenario.regions.map { region in scenario.beacons.indices.filter { region.matches(scenario.beacons[$0].identity) } }
+        var setup = seedStream.derived(2)
+        receivers = scenario.receivers.map { receiver in
+            ReceiverState(scanPhase: setup.uniform(0, receiver.scanInterval), regionCounts: Array(repeating: 0, count: scenario.regions.count))
+        }
+        links = []
+        links.reserveCapacity(scenario.receivers.count * scenario.beacons.count)
+        for _ in scenario.receivers {
+            for _ in scenario.beacons {
+                var offsets = (0.0, 0.0, 0.0)
+                if case .rician(_, _, let spread) = scenario.channel.fading {
+                    offsets = (spread * setup.gaussian(), spread * setup.gaussian(), spread * setup.gaussian())
+                }
+                links.append(Link(shadow: scenario.channel.shadowingSigma * setup.gaussian(), channelOffsets: offsets))
+            }
+        }
+        for index in scenario.beacons.indices {
+            // Beacons are switched on at random moments, so their events start out of phase.
+            let first = beaconTiming[index].uniform(0, scenario.beacons[index].interval)
+            queue.push(AdvertisingEvent(time: first, beacon: index))
+        }
+        for receiverIndex in scenario.receivers.indices { refreshAll(receiverIndex, at: 0) }
+    }
+
+    /// The next sighting, or nil once the scenario's duration has passed.
+    public mutating func next() -> SimulatedSighting? {
+        while outputIndex >= output.count {
+            output.removeAll(keepingCapacity: true)
+            outputIndex = 0
+            guard resolveNextEvent() else { return nil }
+        }
+        defer { outputIndex += 1 }
+        return output[outputIndex]
+    }
+
+    /// Runs to the end and returns every sighting (for tests and small scenarios).
+    public mutating func run() -> [SimulatedSighting] {
+        var all: [SimulatedSighting] = []
+        while let sighting = next() { all.append(sighting) }
+        return all
+    }
+
+    /// The region indices each receiver is inside, as the simulation currently knows them.
+    public func currentRegions(receiver index: Int) -> [Int] {
+        receivers[index].regionCounts.indices.filter { receivers[index].regionCounts[$0] > 0 }
+    }
+
+    // MARK: - Event loop
+
+    private mutating func resolveNextEvent() -> Bool {
+        // Bring in every event that could overlap the one at the cursor.
+        if cursor >= window.count {
+            guard let event = popAndSchedule() else { return false }
+            window.append(event)
+        }
+        let current = window[cursor]
+        guard current.time < scenario.duration else { return false }
+        while let upcoming = queue.peek, upcoming.time < current.time + Propagation.packetDuration {
+            _ = upcoming
+            if let event = popAndSchedule() { window.append(event) }
+        }
+        // Forget events that can no longer overlap anything still to come.
+        var dropped = 0
+        while dropped < cursor, window[dropped].time <= current.time - Propagation.packetDuration { dropped += 1 }
+        if dropped > 64 {
+            window.removeFirst(dropped)
+            cursor -= dropped
+        }
+        now = current.time
+        statistics.advertisingEvents += 1
+        resolve(cursor)
+        cursor += 1
+        return true
+    }
+
+    private mutating func popAndSchedule() -> AdvertisingEvent? {
+        guard var event = queue.pop() else { return nil }
+        let beacon = scenario.beacons[event.beacon]
+        // Core Spec Vol 6 Part B §4.4.2.2.1: T_advEvent = advInterval + advDelay, advDelay a
+        // pseudo-random 0–10 ms.
+        let next = event.time + beacon.interval + beaconTiming[event.beacon].uniform(0, 0.010)
+        queue.push(AdvertisingEvent(time: next, beacon: event.beacon))
+        eventCounts[event.beacon] &+= 1
+        event.sequence = eventCounts[event.beacon]
+        return event
+    }
+
+    private mutating func resolve(_ index: Int) {
+        let event = window[index]
+        let beacon = scenario.beacons[event.beacon]
+        let frame = self.frame(of: beacon, sequence: event.sequence)
+        for receiverIndex in scenario.receivers.indices {
+            let receiver = scenario.receivers[receiverIndex]
+            guard let channel = listeningChannel(receiverIndex, receiver, at: event.time) else {
+                statistics.notListening += 1
+                continue
+            }
+            let linkIndex = receiverIndex * beaconCount + event.beacon
+            if links[linkIndex].nextRefresh <= event.time { refresh(receiverIndex, beacon: event.beacon, at: event.time) }
+            let link = links[linkIndex]
+            let base = link.receivedMean + link.shadow + link.offset(channel)
+            if base + fadingHeadroom < scenario.channel.sensitivity {
+                statistics.belowSensitivity += 1
+                continue
+            }
+            let power = base + fade(link)
+            if power < scenario.channel.sensitivity {
+                statistics.belowSensitivity += 1
+                continue
+            }
+            if collides(index, power: power, receiver: receiverIndex, channel: channel) {
+                statistics.collided += 1
+                continue
+            }
+            statistics.received += 1
+            let rssiValue = scenario.channel.quantize ? power.rounded() : power
+            let rssi = Int8(clamping: Int(max(-127, min(20, rssiValue)).rounded()))
+            let sighting = Sighting(time: event.time, receiver: receiver.name, address: beacon.address, rssi: rssi, frame: frame)
+            let truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
+                                    meanPower: link.receivedMean + link.bodyLoss, regions: receivers[receiverIndex].regionNames(scenario.regions))
+            output.append(SimulatedSighting(sighting: sighting, truth: truth))
+        }
+    }
+
+    /// The advertising channel (0, 1, 2 for 37, 38, 39) the receiver listens on, or nil between
+    /// scan windows.
+    private func listeningChannel(_ index: Int, _ receiver: SimulatedReceiver, at time: Double) -> Int? {
+        let local = time + receivers[index].scanPhase
+        let intervals = (local / receiver.scanInterval).rounded(.down)
+        if receiver.dutyCycle < 1 && local - intervals * receiver.scanInterval > receiver.dutyCycle * receiver.scanInterval { return nil }
+        return Int(intervals.truncatingRemainder(dividingBy: 3))
+    }
+
+    private mutating func fade(_ link: Link) -> Double {
+        switch scenario.channel.fading {
+        case .none: return 0
+        case .logNormal(let sigma): return sigma * radio.gaussian()
+        case .rician: return Propagation.ricianFadingDecibels(kFactor: link.kFactor, random: &radio)
+        }
+    }
+
+    /// Whether another packet on the same channel overlapped this one at this receiver strongly
+    /// enough to break it (within the capture ratio).
+    private mutating func collides(_ index: Int, power: Double, receiver: Int, channel: Int) -> Bool {
+        let time = window[index].time
+        var other = index - 1
+        var hit = false
+        while other >= 0, window[other].time > time - Propagation.packetDuration {
+            if interferes(window[other], victimPower: power, receiver: receiver, channel: channel) { hit = true }
+            other -= 1
+        }
+        other = index + 1
+        while other < window.count, window[other].time < time + Propagation.packetDuration {
+            if interferes(window[other], victimPower: power, receiver: receiver, channel: channel) { hit = true }
+            other += 1
+        }
+        return hit
+    }
+
+    private mutating func interferes(_ event: AdvertisingEvent, victimPower: Double, receiver: Int, channel: Int) -> Bool {
+        let linkIndex = receiver * beaconCount + event.beacon
+        if links[linkIndex].nextRefresh <= event.time { refresh(receiver, beacon: event.beacon, at: event.time) }
+        let link = links[linkIndex]
+        let base = link.receivedMean + link.shadow + link.offset(channel)
+        if base + fadingHeadroom < victimPower - scenario.channel.captureRatio { return false }
+        return base + fade(link) > victimPower - scenario.channel.captureRatio
+    }
+
+    // MARK: - Links
+
+    private mutating func refreshAll(_ receiverIndex: Int, at time: Double) {
+        for beaconIndex in scenario.beacons.indices { refresh(receiverIndex, beacon: beaconIndex, at: time) }
+    }
+
+    /// Recomputes a link's geometry: distance, walls, body, shadowing (advanced by Gudmundson's
+    /// correlation over the distance moved) and presence, then decides when it needs looking at
+    /// again. Links far below anything that matters are revisited only when the walker could have
+    /// come close enough.
+    private mutating func refresh(_ receiverIndex: Int, beacon beaconIndex: Int, at time: Double) {
+        let receiver = scenario.receivers[receiverIndex]
+        let beacon = scenario.beacons[beaconIndex]
+        let channel = scenario.channel
+        let linkIndex = receiverIndex * beaconCount + beaconIndex
+        var link = links[linkIndex]
+        let (position, heading) = scenario.state(of: receiver, at: time)
+        if link.initialized {
+            let moved = ((position.x - link.position.x) * (position.x - link.position.x)
+                + (position.y - link.position.y) * (position.y - link.position.y)).squareRoot()
+            if moved > 0 && channel.shadowingSigma > 0 {
+                let rho = Propagation.shadowingCorrelation(moved: moved, correlationDistance: channel.correlationDistance)
+                link.shadow = rho * link.shadow + (1 - rho * rho).squareRoot() * channel.shadowingSigma * radio.gaussian()
+            }
+        }
+        link.initialized = true
+        link.position = position
+        let distance = beacon.position.distance(to: position)
+        link.distance = distance
+        let free = Propagation.meanPower(txPower: beacon.txPower, distance: distance, channel: channel) + receiver.antennaGain
+        let presencePower = free - (scenario.venue.walls.isEmpty ? 0 : Propagation.wallLoss(from: beacon.position, to: position, walls: scenario.venue.walls))
+        link.bodyLoss = receiver.body && Propagation.bodyBlocks(phone: position, heading: heading, beacon: beacon.position) ? channel.bodyLoss : 0
+        link.receivedMean = presencePower - link.bodyLoss
+        if case .rician(let kNear, let rayleigh, _) = channel.fading {
+            link.kFactor = Propagation.kFactor(distance: distance, kFactorNear: kNear, rayleighDistance: rayleigh)
+        }
+        let inRange = presencePower >= channel.presenceThreshold
+        if inRange != link.inRange {
+            link.inRange = inRange
+            for (regionIndex, members) in regionMembers.enumerated() where members.contains(beaconIndex) {
+                receivers[receiverIndex].regionCounts[regionIndex] += inRange ? 1 : -1
+            }
+        }
+        // When to look again: static receivers never move; walkers are revisited every 0.1 s
+        // while the link matters, else once they could have walked into relevance (ignoring walls
+        // and shadowing drift of 3σ, which only make that sooner bound more conservative).
+        switch receiver.placement {
+        case .fixed:
+            link.nextRefresh = .infinity
+        case .walking(let path):
+            let headroom = relevanceFloor - 3 * channel.shadowingSigma - free
+            if headroom <= 0 {
+                link.nextRefresh = time + 0.1
+            } else {
+                let reachable = distance * pow(10, -headroom / (10 * channel.pathLossExponent))
+                link.nextRefresh = time + max(0.1, (distance - reachable) / path.speed)
+            }
+        }
+        links[linkIndex] = link
+    }
+
+    private func frame(of beacon: SimulatedBeacon, sequence: UInt32) -> BeaconFrame {
+        if beacon.telemetry && sequence % 10 == 0 {
+            return .eddystone(.tlm(EddystoneTelemetry(batteryMillivolts: beacon.batteryMillivolts, temperatureCelsius: 21,
+                                                       advertisingCount: sequence, uptimeDeciseconds: UInt32(min(4e9, now * 10)))))
+        }
+        return .iBeacon(IBeaconFrame(identity: beacon.identity, measuredPower: beacon.measuredPower))
+    }
+}
+
+/// One beacon's advertising event: the same PDU sent on channels 37, 38 and 39 in turn.
+struct AdvertisingEvent: Sendable, Hashable {
+    var time: Double
+    var beacon: Int
+    var sequence: UInt32 = 0
+}
+
+/// The cached state of one receiver–beacon link.
+struct Link: Sendable {
+    var shadow: Double
+    var channelOffsets: (Double, Double, Double)
+    var initialized = false
+    var position = Point(x: 0, y: 0)
+    var distance = 0.0
+    /// Mean power with walls, antenna and body, before shadowing and fading.
+    var receivedMean = -200.0
+    var bodyLoss = 0.0
+    var kFactor = 0.0
+    var inRange = false
+    var nextRefresh = 0.0
+
+    init(shadow: Double, channelOffsets: (Double, Double, Double)) {
+        self.shadow = shadow
+        self.channelOffsets = channelOffsets
+    }
+
+    /// Frequency-selective offset plus the free-space frequency term of an advertising channel.
+    func offset(_ channel: Int) -> Double {
+        switch channel {
+        case 0: channelOffsets.0 + Link.frequencyTerms.0
+        case 1: channelOffsets.1 + Link.frequencyTerms.1
+        default: channelOffsets.2 + Link.frequencyTerms.2
+        }
+    }
+
+    static let frequencyTerms = (Propagation.frequencyOffset(megahertz: 2402), 0.0, Propagation.frequencyOffset(megahertz: 2480))
+}
+
+struct ReceiverState: Sendable {
+    var scanPhase: Double
+    var regionCounts: [Int]
+    var cachedNames: [String] = []
+    var cachedCounts: [Int] = []
+
+    mutating func regionNames(_ regions: [SimulatedRegion]) -> [String] {
+        if cachedCounts != regionCounts {
+            cachedCounts = regionCounts
+            cachedNames = regionCounts.indices.filter { regionCounts[$0] > 0 }.map { regions[$0].name }
+        }
+        return cachedNames
+    }
+}
+
+/// A binary min-heap of advertising events by time.
+struct EventHeap: Sendable {
+    private var items: [AdvertisingEvent] = []
+
+    var peek: AdvertisingEvent? { items.first }
+
+    mutating func push(_ event: AdvertisingEvent) {
+        items.append(event)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child].time < items[parent].time else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> AdvertisingEvent? {
+        guard let top = items.first else { return nil }
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var parent = 0
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var smallest = parent
+                if left < items.count && items[left].time < items[smallest].time { smallest = left }
+                if right < items.count && items[right].time < items[smallest].time { smallest = right }
+                if smallest == parent { break }
+                items.swapAt(parent, smallest)
+                parent = smallest
+            }
+        }
+        return top
+    }
+}

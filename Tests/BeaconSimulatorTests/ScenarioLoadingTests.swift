@@ -1,0 +1,90 @@
+import BeaconKit
+import BeaconSimulator
+import Foundation
+import Testing
+
+let minimalScenario = """
+{
+  "name": "corridor", "seed": 7, "duration": 20,
+  "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0",
+  "venue": {"width": 30, "height": 10, "walls": [{"from": {"x": 15, "y": 0}, "to": {"x": 15, "y": 10}, "attenuation": 8}]},
+  "beacons": [
+    {"name": "left", "major": 1, "minor": 10, "position": {"x": 2, "y": 5}},
+    {"name": "right", "major": 1, "minor": 20, "position": {"x": 28, "y": 5}, "tlm": true, "battery": 2900}
+  ],
+  "receivers": [
+    {"name": "gateway", "position": {"x": 5, "y": 5}},
+    {"name": "walker", "path": {"waypoints": [{"x": 1, "y": 5, "pause": 2}, {"x": 29, "y": 5}], "speed": 1.4}}
+  ],
+  "regions": [{"name": "store", "major": 1}, {"name": "left only", "major": 1, "minor": 10}]
+}
+"""
+
+@Suite struct ScenarioLoadingTests {
+    @Test func loadsEveryField() throws {
+        let scenario = try Scenario.decode(Data(minimalScenario.utf8))
+        #expect(scenario.name == "corridor")
+        #expect(scenario.seed == 7)
+        #expect(scenario.beacons.count == 2)
+        #expect(scenario.beacons[1].telemetry)
+        #expect(scenario.beacons[1].batteryMillivolts == 2900)
+        #expect(scenario.beacons[0].interval == 0.1)
+        #expect(scenario.venue.walls.first?.attenuation == 8)
+        #expect(scenario.regions.map(\.name) == ["store", "left only"])
+        #expect(scenario.regions[0].minor == nil)
+        guard case .walking(let path) = scenario.receivers[1].placement else {
+            Issue.record("the second receiver should walk"); return
+        }
+        #expect(abs(path.period - (2 + 28 / 1.4)) < 1e-9)
+        #expect(scenario.receivers[1].body)
+        #expect(!scenario.receivers[0].body)
+    }
+
+    /// Each malformed document is refused with the JSON path of the bad field.
+    @Test(arguments: [
+        (#"{"beacons": [{"major": 1, "minor": 1, "position": {"x": 1, "y": 1}}, {"major": 1, "minor": 1, "position": {"x": 1, "y": 1}}, {"major": 1, "minor": 2, "position": {"x": "abc", "y": 1}}]}"#,
+         #"beacons[2].position.x: expected a number, found "abc""#),
+        (#"{"beacons": [{"major": 70000, "minor": 1, "position": {"x": 1, "y": 1}}]}"#,
+         "beacons[0].major: expected an integer in 0…65535, found 70000"),
+        (#"{"beacons": [{"major": 1, "minor": 1, "position": {"x": 99, "y": 1}}]}"#,
+         "beacons[0].position.x: expected a number in 0…30, found 99"),
+        (#"{"beacons": [{"major": 1, "minor": 1, "position": {"x": 1, "y": 1}, "colour": "red"}]}"#,
+         "beacons[0].colour: expected one of the keys address, battery, interval, major, measuredPower, minor, name, position, tlm, txPower, uuid, found an unknown key"),
+        (#"{"receivers": [{"name": "a", "path": {"waypoints": [], "speed": 1}}]}"#,
+         "receivers[0].path.waypoints: expected at least one waypoint, found an empty array"),
+        (#"{"receivers": [{"name": "a"}]}"#,
+         #"receivers[0].position: expected a "position" (a gateway) or a "path" (a walker), found neither"#),
+        (#"{"channel": {"fading": {"model": "nakagami"}}}"#,
+         #"channel.fading.model: expected "rician", "lognormal" or "none", found "nakagami""#),
+        (#"{"channel": {"shadowing": {"sigma": -1}}}"#,
+         "channel.shadowing.sigma: expected a number in 0…20, found -1"),
+        (#"{"uuid": "not-a-uuid"}"#,
+         #"uuid: expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, found "not-a-uuid""#),
+        (#"{"venue": null}"#, "venue: expected a value, found nothing (the field is required)"),
+        (#"{"beacons": [{"major": 1, "minor": 1, "position": {"x": 1, "y": 1}, "address": "zz"}]}"#,
+         #"beacons[0].address: expected an address like C0:00:00:00:00:01, found "zz""#),
+    ])
+    func namesThePathOfTheBadField(patch: String, message: String) throws {
+        let document = try merged(patch)
+        #expect(throws: ScenarioError.self) { try Scenario.decode(document) }
+        do {
+            _ = try Scenario.decode(document)
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test func refusesWhatIsNotJSON() {
+        for text in ["", "{", "[1, 2]", "{\"venue\": ", "\u{0}\u{1}garbage", "42"] {
+            #expect(throws: ScenarioError.self) { try Scenario.decode(Data(text.utf8)) }
+        }
+    }
+
+    /// Replaces top-level keys of the minimal scenario with those of the patch.
+    private func merged(_ patch: String) throws -> Data {
+        var base = try JSONSerialization.jsonObject(with: Data(minimalScenario.utf8)) as! [String: Any]
+        let changes = try JSONSerialization.jsonObject(with: Data(patch.utf8)) as! [String: Any]
+        for (key, value) in changes { base[key] = value }
+        return try JSONSerialization.data(withJSONObject: base)
+    }
+}

@@ -1,6 +1,7 @@
 // Benchmarks: `swift run -c release proxima-bench [suite]`. Figures go into BENCHMARKS.md.
 // Each suite lives in its own file and is registered here.
 let suites: [(name: String, run: () async throws -> Void)] = [
+    ("server", ServerBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

@@ -7,6 +7,8 @@ struct Proxima: AsyncParsableCommand {
         abstract: "An iBeacon system for Linux: transmit, scan, monitor, range, simulate and serve.",
         subcommands: [
             // Each issue adds its commands here.
+            ServeCommand.self,
+            GatewayCommand.self,
         ]
     )
 }

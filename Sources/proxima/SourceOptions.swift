@@ -1,5 +1,7 @@
 import ArgumentParser
 import BeaconKit
+import BeaconSimulator
+import Foundation
 
 /// Where sightings come from. Shared by every command that consumes sightings (scan, monitor,
 /// range, calibrate, gateway), so that each of them works on every source.
@@ -38,8 +40,9 @@ struct SourceOptions: ParsableArguments {
         if device != nil || h4 != nil || serial != nil || replay != nil {
             throw ValidationError("HCI sources are not available in this build yet")
         }
-        if simulate != nil {
-            throw ValidationError("the simulator source is not available in this build yet")
+        if let simulate {
+            let scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: simulate))
+            return Simulation.sightings(scenario, pacing: speed == 0 ? .virtual : .realTime)
         }
         throw ValidationError("choose a source: --device hci0, --h4 PATH, --serial DEV, --replay FILE or --simulate SCENARIO")
     }

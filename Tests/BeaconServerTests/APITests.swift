@@ -17,7 +17,8 @@ struct APITests {
                 #expect(reply.events == 3)
             }
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: body) { response in
-                #expect(try response.json(ProximaServer.IngestReply.self).duplicate)
+                let decoded = try response.json(ProximaServer.IngestReply.self)
+                #expect(decoded.duplicate)
             }
             try await client.execute(uri: "/v1/events?follow=false", method: .get, headers: harness.headers(.readOnly)) { response in
                 #expect(response.headers[.contentType] == "text/event-stream")
@@ -33,14 +34,17 @@ struct APITests {
             }
             let site = harness.office.site.id
             try await client.execute(uri: "/v1/events?site=\(site + 1)", method: .get, headers: jsonHeaders) { response in
-                #expect(try response.json([RegionEvent].self).isEmpty)
+                let decoded = try response.json([RegionEvent].self)
+                #expect(decoded.isEmpty)
             }
             let region = "\(Fixture.nerderyUUID.uuidString):1:1001"
             try await client.execute(uri: "/v1/events?site=\(site)&region=\(region)", method: .get, headers: jsonHeaders) { response in
-                #expect(try response.json([RegionEvent].self).count == 3)
+                let decoded = try response.json([RegionEvent].self)
+                #expect(decoded.count == 3)
             }
             try await client.execute(uri: "/v1/events?region=\(Fixture.nerderyUUID.uuidString):2", method: .get, headers: jsonHeaders) { response in
-                #expect(try response.json([RegionEvent].self).isEmpty)
+                let decoded = try response.json([RegionEvent].self)
+                #expect(decoded.isEmpty)
             }
             try await client.execute(uri: "/v1/events?region=nonsense", method: .get, headers: jsonHeaders) { response in
                 #expect(response.status == .badRequest)
@@ -65,16 +69,17 @@ struct APITests {
         var testDescription: String { field }
     }
 
-    static let frame = #""frame":{"type":"iBeacon","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":1001,"measuredPower":-59}"#
+    static let frame = #""frame":{"format":"iBeacon","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":1001,"measuredPower":-59}"#
     static let badFields: [BadField] = [
         BadField(json: "not json", field: "body"),
         BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":300,\#(frame)}]}"#, field: "sightings[0].rssi"),
         BadField(json: #"{"sightings":[{"time":-1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[0].time"),
         BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"nope","rssi":-60,\#(frame)}]}"#, field: "sightings[0].address"),
         BadField(json: #"{"sightings":[{"time":1,"address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[0].receiver"),
-        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"type":"iBeacon","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":70000,"minor":1,"measuredPower":-59}}]}"#, field: "sightings[0].frame.major"),
-        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"type":"iBeacon","uuid":"zz","major":1,"minor":1,"measuredPower":-59}}]}"#, field: "sightings[0].frame.uuid"),
-        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"type":"wifi"}}]}"#, field: "sightings[0].frame.type"),
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"format":"iBeacon","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":70000,"minor":1,"measuredPower":-59}}]}"#, field: "sightings[0].frame.major"),
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"format":"iBeacon","uuid":"zz","major":1,"minor":1,"measuredPower":-59}}]}"#, field: "sightings[0].frame.uuid"),
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"format":"wifi"}}]}"#, field: "sightings[0].frame.format"),
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":127,\#(frame)}]}"#, field: "sightings[0].rssi"),
         BadField(json: #"{"sightings":"many"}"#, field: "sightings"),
         BadField(json: #"{"sequence":-3,"sightings":[]}"#, field: "sequence"),
     ]
@@ -145,7 +150,8 @@ struct APITests {
                 #expect(response.errorField == "line 2, column x")
             }
             try await client.execute(uri: "/v1/resolve?uuid=\(Fixture.nerderyUUID.uuidString)&major=1&minor=4002", method: .get, headers: harness.headers(.readOnly)) { response in
-                #expect(try response.json(ResolvedIdentity.self).label == "Bloomington Office – Till")
+                let decoded = try response.json(ResolvedIdentity.self)
+                #expect(decoded.label == "Bloomington Office – Till")
             }
             try await client.execute(uri: "/v1/resolve?uuid=\(Fixture.nerderyUUID.uuidString)&major=70000&minor=1", method: .get, headers: harness.headers(.readOnly)) { response in
                 #expect(response.status == .badRequest)

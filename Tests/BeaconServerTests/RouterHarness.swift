@@ -38,17 +38,13 @@ struct RouterHarness: Sendable {
         return fields
     }
 
-    func sighting(_ time: Double, identity: BeaconIdentity? = nil, rssi: Int8? = -65) -> WireSighting {
-        WireSighting(time: time, receiver: "door", address: "AA:BB:CC:DD:EE:01", rssi: rssi,
-                     frame: WireFrame(iBeacon: identity ?? office.mordor.identity, measuredPower: MeasuredPower(-59)))
+    func sighting(_ time: Double, identity: BeaconIdentity? = nil, rssi: Int8? = -65) -> Sighting {
+        Sighting(time: time, receiver: "door", address: BluetoothAddress("AA:BB:CC:DD:EE:01")!, rssi: rssi,
+                 frame: .iBeacon(IBeaconFrame(identity: identity ?? office.mordor.identity, measuredPower: MeasuredPower(-59))))
     }
 
-    func batchBody(_ sightings: [WireSighting], sequence: Int? = nil) throws -> ByteBuffer {
-        struct Body: Encodable {
-            var sequence: Int?
-            var sightings: [WireSighting]
-        }
-        return ByteBuffer(data: try JSONEncoder().encode(Body(sequence: sequence, sightings: sightings)))
+    func batchBody(_ sightings: [Sighting], sequence: Int? = nil) throws -> ByteBuffer {
+        ByteBuffer(data: try JSONEncoder().encode(SightingBatch(sequence: sequence, sightings: sightings)))
     }
 }
 

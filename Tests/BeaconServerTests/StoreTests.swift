@@ -179,9 +179,9 @@ struct StoreTests {
         try await backend.withStore { store in
             let office = try await Fixture.office(store)
             let (gateway, _) = try await store.registerGateway(name: "door")
-            func sighting(_ time: Double, rssi: Int8 = -60) -> WireSighting {
-                WireSighting(time: time, receiver: "door", address: "AA:BB:CC:DD:EE:01", rssi: rssi,
-                             frame: WireFrame(iBeacon: office.mordor.identity, measuredPower: MeasuredPower(-59)))
+            func sighting(_ time: Double, rssi: Int8 = -60) -> Sighting {
+                Sighting(time: time, receiver: "door", address: BluetoothAddress("AA:BB:CC:DD:EE:01")!, rssi: rssi,
+                         frame: .iBeacon(IBeaconFrame(identity: office.mordor.identity, measuredPower: MeasuredPower(-59))))
             }
             let first = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]), instance: "a")
             #expect(first.events.map(\.kind) == [.enter])

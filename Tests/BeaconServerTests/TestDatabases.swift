@@ -9,7 +9,10 @@ enum TestBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite, postgres
 
     static var available: [TestBackend] {
-        PostgresServer.shouldRun ? [.sqlite, .postgres] : [.sqlite]
+        if let only = ProcessInfo.processInfo.environment["PROXIMA_TEST_BACKENDS"] {
+            return only.split(separator: ",").compactMap { TestBackend(rawValue: String($0)) }
+        }
+        return PostgresServer.shouldRun ? [.sqlite, .postgres] : [.sqlite]
     }
 
     var testDescription: String { rawValue }

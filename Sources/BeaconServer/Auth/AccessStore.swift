@@ -5,7 +5,7 @@ import SQLKit
 /// What a token may do. Each role includes the rights of those below it, except `gateway`,
 /// which may only post sightings.
 public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
-    case admin, operator, gateway
+    case admin, `operator`, gateway
     case readOnly = "read-only"
 
     /// Whether this role may read the registry, events and state.

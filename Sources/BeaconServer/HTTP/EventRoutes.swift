@@ -54,7 +54,7 @@ extension ProximaServer {
 
     /// `?after=<id>` or the SSE `Last-Event-ID` header; 0 reads from the first event.
     static func startingID(_ request: Request) throws -> Int {
-        guard let text = query(request, "after") ?? request.headers[.lastEventID] else { return 0 }
+        guard let text = query(request, "after") ?? request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value else { return 0 }
         guard let id = Int(text), id >= 0 else {
             throw APIError(.badRequest, field: "after", "expected an event id >= 0, found '\(text.prefix(40))'")
         }

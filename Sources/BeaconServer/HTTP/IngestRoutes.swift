@@ -17,27 +17,39 @@ extension ProximaServer {
             }
             let buffer = try await request.body.collect(upTo: self.configuration.maxBatchBytes)
             let batch = try self.decodeBatch(buffer)
-            let result = try await self.store.ingest(gatewayID: gatewayID, batch: batch, instance: self.configuration.instanceName,
-                                                     exitAfter: self.configuration.exitAfter)
-            if result.duplicate {
-                self.metrics.duplicateBatches.increment()
-            } else {
-                self.metrics.batches.increment()
-                self.metrics.sightings.increment(by: Int64(result.accepted))
-            }
-            if !result.events.isEmpty {
-                self.metrics.events.increment(by: Int64(result.events.count))
-                await self.signal.notify()
-                let events = result.events
-                let webhooks = self.webhooks
-                Task { await webhooks.deliver(events) }
-            }
+            let result = try await self.accept(batch, gatewayID: gatewayID)
             return try Self.json(IngestReply(accepted: result.accepted, duplicate: result.duplicate, events: result.events.count), status: .accepted)
         }
         router.get("/v1/ranging") { [store] request, context in
             try context.require(.read)
             return try Self.json(try await store.rangingState(gatewayID: Self.query(request, "gateway")))
         }
+    }
+
+    /// Runs a batch through the gateway's monitor, then counts it, wakes event readers and
+    /// hands new events to the webhooks. The HTTP route and the demo's built-in gateway share it.
+    public func accept(_ batch: SightingBatch, gatewayID: String) async throws -> IngestResult {
+        let result = try await store.ingest(gatewayID: gatewayID, batch: batch, instance: configuration.instanceName,
+                                            exitAfter: configuration.exitAfter)
+        if result.duplicate {
+            metrics.duplicateBatches.increment()
+        } else {
+            metrics.batches.increment()
+            metrics.sightings.increment(by: Int64(result.accepted))
+        }
+        if !result.events.isEmpty {
+            metrics.events.increment(by: Int64(result.events.count))
+            await signal.notify()
+            let events = result.events
+            let webhooks = self.webhooks
+            Task { await webhooks.deliver(events) }
+            for event in events {
+                logger.info("region event", metadata: [
+                    "kind": "\(event.kind.rawValue)", "label": "\(event.label)", "gateway": "\(event.gatewayID)", "time": "\(event.time)",
+                ])
+            }
+        }
+        return result
     }
 
     struct IngestReply: Codable {
@@ -55,9 +67,7 @@ extension ProximaServer {
             throw APIError(.contentTooLarge, field: "sightings",
                            "expected at most \(configuration.maxSightingsPerBatch) sightings per batch, found \(batch.sightings.count)")
         }
-        if let sequence = batch.sequence, sequence < 0 {
-            throw APIError(.badRequest, field: "sequence", "expected a sequence number >= 0, found \(sequence)")
-        }
+        try batch.validate()
         return batch
     }
 }

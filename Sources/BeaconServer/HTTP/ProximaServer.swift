@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import ServiceLifecycle
 
 /// The Proxima web service: registry, gateways, sightings in, events out. Build its router for
 /// tests (`makeRouter()`), or its application to serve on a port.
@@ -47,7 +48,7 @@ public final class ProximaServer: Sendable {
         router.add(middleware: APIErrorMiddleware())
         router.add(middleware: AuthenticationMiddleware(store: store))
 
-        router.get("/health") { _, _ in Self.json(["status": "ok"]) }
+        router.get("/health") { _, _ in try Self.json(["status": "ok"]) }
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: Self.openAPIDocument)))

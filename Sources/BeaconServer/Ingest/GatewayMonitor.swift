@@ -51,11 +51,13 @@ public struct GatewayMonitor: Sendable, Hashable, Codable {
 
     /// Feeds one batch, in time order; returns enters and exits in time order and the latest
     /// reading of every beacon heard in the batch. Exits are dated when the timeout ran out.
-    public mutating func apply(_ sightings: [WireSighting]) -> (changes: [Change], readings: [Reading]) {
+    public mutating func apply(_ sightings: [Sighting]) -> (changes: [Change], readings: [Reading]) {
         var changes: [Change] = []
         var heard: [String: BeaconIdentity] = [:]
         for sighting in sightings.sorted(by: { $0.time < $1.time }) {
-            guard let identity = sighting.frame.identity, let power = sighting.frame.measuredPower else { continue }
+            guard let frame = sighting.frame.iBeacon else { continue }
+            let identity = frame.identity
+            let power = frame.measuredPower.dBm
             let key = Self.key(identity)
             now = max(now, sighting.time)
             var entry = tracked[key] ?? Tracked(lastSeen: sighting.time, inside: false, smoothedRSSI: nil, measuredPower: power)

@@ -56,10 +56,8 @@ public struct TransmitterConfiguration: Sendable, Hashable, Codable {
     /// The 30 advertising data bytes: Flags (02 01 1A) then Apple's manufacturer data
     /// (1A FF 4C 00 02 15, UUID, major, minor big-endian, measured power).
     public var advertisingData: [UInt8] {
-        var bytes: [UInt8] = [0x02, 0x01, 0x1A, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]
-        withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
-        bytes += [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), UInt8(bitPattern: Int8(measuredPower))]
-        return bytes
+        IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
+                     measuredPower: MeasuredPower(Int8(clamping: measuredPower))).advertisingData()
     }
 
     /// LE Set Advertising Data (OGF 0x08, OCF 0x0008: length then 31 bytes, zero padded), then

@@ -47,7 +47,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case let error as DecodingError:
             let (field, reason) = DecodingFailure.describe(error)
             return APIError(.badRequest, field: field, reason)
-        case let error as HTTPError where error.status == .contentTooLarge:
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
             return APIError(.contentTooLarge, field: "body", "the body is larger than this endpoint accepts")
         default:
             return nil

@@ -62,7 +62,14 @@ extension ProximaServer {
         guard buffer.readableBytes > 0 else {
             throw APIError(.badRequest, field: "body", "expected a JSON batch {\"sightings\":[...]}, found an empty body")
         }
-        let batch = try JSONDecoder().decode(SightingBatch.self, from: buffer)
+        let batch: SightingBatch
+        do {
+            batch = try JSONDecoder().decode(SightingBatch.self, from: buffer)
+        } catch let error as DecodingError {
+            // Out-of-range numbers come back without a coding path; find the field ourselves.
+            if let diagnosis = SightingBatch.diagnose(Data(buffer: buffer)) { throw diagnosis }
+            throw error
+        }
         guard batch.sightings.count <= configuration.maxSightingsPerBatch else {
             throw APIError(.contentTooLarge, field: "sightings",
                            "expected at most \(configuration.maxSightingsPerBatch) sightings per batch, found \(batch.sightings.count)")

@@ -34,6 +34,32 @@ public struct SightingBatch: Sendable, Codable {
 }
 
 
+extension SightingBatch {
+    /// Names the first out-of-range number of a batch that failed to decode, reading it again
+    /// loosely. Only runs on the error path, so valid batches are decoded once.
+    static func diagnose(_ data: Data) -> ServerInputError? {
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let sightings = root["sightings"] as? [Any] else { return nil }
+        func check(_ value: Any?, _ range: ClosedRange<Int>, field: String) -> ServerInputError? {
+            guard let number = value as? NSNumber else { return nil }
+            let double = number.doubleValue
+            guard double == double.rounded(), double >= Double(range.lowerBound), double <= Double(range.upperBound) else {
+                return ServerInputError(field: field, reason: "expected an integer in \(range.lowerBound)…\(range.upperBound), found \(number)")
+            }
+            return nil
+        }
+        for (index, item) in sightings.enumerated() {
+            guard let sighting = item as? [String: Any] else { continue }
+            if let issue = check(sighting["rssi"], -128...127, field: "sightings[\(index)].rssi") { return issue }
+            guard let frame = sighting["frame"] as? [String: Any] else { continue }
+            for (key, range) in [("major", 0...65535), ("minor", 0...65535), ("measuredPower", -128...127), ("txPowerAt0m", -128...127), ("companyID", 0...65535)] {
+                if let issue = check(frame[key], range, field: "sightings[\(index)].frame.\(key)") { return issue }
+            }
+        }
+        return nil
+    }
+}
+
 /// Turns a decoding failure into "sightings[12].frame.major: expected 0…65535, found 70000".
 enum DecodingFailure {
     static func describe(_ error: DecodingError) -> (field: String, reason: String) {

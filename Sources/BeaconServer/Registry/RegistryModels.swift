@@ -36,6 +36,20 @@ public struct NewSite: Sendable, Hashable, Codable {
     public var planWidth: Double
     public var planHeight: Double
 
+    enum CodingKeys: String, CodingKey { case organisationID, uuid, major, name, address, planWidth, planHeight }
+
+    /// Only the organisation and the name are required; the rest has defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        organisationID = try container.decode(UUID.self, forKey: .organisationID)
+        uuid = try container.decodeIfPresent(UUID.self, forKey: .uuid)
+        major = try container.decodeIfPresent(UInt16.self, forKey: .major)
+        name = try container.decode(String.self, forKey: .name)
+        address = try container.decodeIfPresent(String.self, forKey: .address) ?? ""
+        planWidth = try container.decodeIfPresent(Double.self, forKey: .planWidth) ?? 0
+        planHeight = try container.decodeIfPresent(Double.self, forKey: .planHeight) ?? 0
+    }
+
     public init(organisationID: UUID, uuid: UUID? = nil, major: UInt16? = nil, name: String, address: String = "",
                 planWidth: Double = 0, planHeight: Double = 0) {
         self.organisationID = organisationID

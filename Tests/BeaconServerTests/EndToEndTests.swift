@@ -181,6 +181,18 @@ struct EndToEndTests {
             #expect(got.map { "\($0.kind) \($0.minor) \($0.time)" } == expected.map { "\($0.transition) \($0.identity.minor) \($0.time)" })
         }
         #expect(Set(stored.map(\.id)).count == stored.count)
+
+        // Both instances did their share: every batch was taken once, by one or the other.
+        func counter(_ base: URL, _ name: String) async throws -> Int {
+            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base.absoluteString + "/metrics"), timeout: .seconds(30))
+            let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        let taken = [try await counter(firstBase, "proxima_batches_ingested_total"), try await counter(secondBase, "proxima_batches_ingested_total")]
+        let totalBatches = (0..<gateways.count).map { batches(for: $0).count }.reduce(0, +)
+        #expect(taken.allSatisfy { $0 > 0 })
+        #expect(taken.reduce(0, +) == totalBatches)
     }
 }
 

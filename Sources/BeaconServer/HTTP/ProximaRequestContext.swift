@@ -51,13 +51,14 @@ public struct ProximaRequestContext: RequestContext, WebSocketRequestContext {
 /// Reads `Authorization: Bearer <token>` and records the principal; routes decide what it may do.
 struct AuthenticationMiddleware: RouterMiddleware {
     let store: Store
+    let cache: TokenCache
 
     func handle(_ request: Request, context: ProximaRequestContext, next: (Request, ProximaRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
             let token = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
             if !token.isEmpty, token.utf8.count <= 200 {
-                context.principal = try await store.authenticate(token: token)
+                context.principal = try await cache.principal(for: token, store: store)
             }
         } else if let token = request.uri.queryParameters["access_token"], request.uri.path.hasSuffix("/ws") {
             // Browsers cannot set headers on a WebSocket upgrade, so the event socket also takes
@@ -65,5 +66,25 @@ struct AuthenticationMiddleware: RouterMiddleware {
             context.principal = try await store.authenticate(token: String(token))
         }
         return try await next(request, context)
+    }
+}
+
+/// Remembers checked tokens for a short while, so a gateway posting many batches a second does
+/// not cost a database lookup each (tokens cannot be revoked yet; the TTL bounds staleness).
+actor TokenCache {
+    private var entries: [String: (principal: Principal, expires: ContinuousClock.Instant)] = [:]
+    private let lifetime: Duration
+
+    init(lifetime: Duration = .seconds(30)) {
+        self.lifetime = lifetime
+    }
+
+    func principal(for token: String, store: Store) async throws -> Principal? {
+        let now = ContinuousClock.now
+        if let entry = entries[token], entry.expires > now { return entry.principal }
+        guard let principal = try await store.authenticate(token: token) else { return nil }
+        if entries.count > 10_000 { entries.removeAll() }
+        entries[token] = (principal, now + lifetime)
+        return principal
     }
 }

@@ -15,6 +15,7 @@ public final class ProximaServer: Sendable {
     public let metrics: ServerMetrics
     public let signal = EventSignal()
     let limiter: RateLimiter
+    let tokenCache = TokenCache()
     let webhooks: WebhookDispatcher
     let httpClient: HTTPClient
     let logger: Logger
@@ -46,7 +47,7 @@ public final class ProximaServer: Sendable {
         router.add(middleware: RequestCountingMiddleware(metrics: metrics))
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: APIErrorMiddleware())
-        router.add(middleware: AuthenticationMiddleware(store: store))
+        router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache))
 
         router.get("/health") { _, _ in try Self.json(["status": "ok"]) }
         router.get("/openapi.yaml") { _, _ in

@@ -16,6 +16,9 @@ struct StoreTests {
         let second = try await ProximaDatabase.open(location)
         let names = try await Store(database: second).organisations().map(\.name)
         await second.close()
+        if case .sqliteFile(let path) = location {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
         #expect(names == ["Kept"])
     }
 

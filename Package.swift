@@ -12,6 +12,18 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         .target(
@@ -22,17 +34,47 @@ let package = Package(
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
+        .target(
+            name: "BeaconServer",
+            dependencies: [
+                "BeaconKit", "BeaconSimulator",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Resources")]
+        ),
         .executableTarget(
             name: "proxima",
             dependencies: [
-                "BeaconKit", "BeaconHCI", "BeaconSimulator",
+                "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "CReferenceDecoder"),
         .executableTarget(
             name: "proxima-bench",
-            dependencies: ["BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder"]
+            dependencies: [
+                "BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder", "BeaconServer", "BeaconTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "BeaconKitTests",
@@ -41,6 +83,16 @@ let package = Package(
         ),
         .testTarget(name: "BeaconHCITests", dependencies: ["BeaconHCI", "BeaconTesting"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI"]),
+        .testTarget(
+            name: "BeaconServerTests",
+            dependencies: [
+                "BeaconServer", "BeaconKit", "BeaconTesting", "BeaconSimulator",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,6 +5,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("engine", { try EngineBenchmark.run() }),
     ("hci", HCIBenchmark.run),
     ("codec", CodecBenchmark.run),
+    ("server", ServerBenchmark.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

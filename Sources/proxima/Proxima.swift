@@ -19,6 +19,8 @@ struct Proxima: AsyncParsableCommand {
             Encode.self,
             Decode.self,
             NewUUID.self,
+            ServeCommand.self,
+            GatewayCommand.self,
         ]
     )
 }

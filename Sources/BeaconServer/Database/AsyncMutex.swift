@@ -1,0 +1,22 @@
+/// A first-in, first-out lock for async code: actors are reentrant, so an actor alone cannot keep
+/// a transaction's statements together across `await`s on one shared SQLite connection.
+actor AsyncMutex {
+    private var locked = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func lock() async {
+        if !locked {
+            locked = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func unlock() {
+        if waiters.isEmpty {
+            locked = false
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+}

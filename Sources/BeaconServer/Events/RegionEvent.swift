@@ -1,0 +1,121 @@
+import BeaconKit
+import Foundation
+import SQLKit
+
+/// An enter or exit, as stored and streamed.
+public struct RegionEvent: Sendable, Hashable, Codable {
+    public var id: Int
+    public var gatewayID: String
+    public var kind: GatewayMonitor.Transition
+    public var uuid: UUID
+    public var major: UInt16
+    public var minor: UInt16
+    public var siteID: Int?
+    public var label: String
+    /// Seconds on the gateway's clock.
+    public var time: Double
+
+    /// "UUID:major:minor", the region key used by the `region` filter.
+    public var region: String { "\(uuid.uuidString):\(major):\(minor)" }
+}
+
+/// Which events a reader wants: a site, and a region given as "UUID", "UUID:major" or "UUID:major:minor".
+public struct EventFilter: Sendable, Hashable {
+    public var siteID: Int?
+    public var uuid: UUID?
+    public var major: UInt16?
+    public var minor: UInt16?
+
+    public init(siteID: Int? = nil, uuid: UUID? = nil, major: UInt16? = nil, minor: UInt16? = nil) {
+        self.siteID = siteID
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+    }
+
+    public init(site: String?, region: String?) throws(ServerInputError) {
+        if let site {
+            guard let id = Int(site) else {
+                throw ServerInputError(field: "site", reason: "expected a site id (an integer), found '\(site.prefix(40))'")
+            }
+            siteID = id
+        }
+        if let region {
+            let parts = region.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard (1...3).contains(parts.count), let uuid = UUID(uuidString: parts[0]) else {
+                throw ServerInputError(field: "region", reason: "expected UUID, UUID:major or UUID:major:minor, found '\(region.prefix(80))'")
+            }
+            self.uuid = uuid
+            if parts.count > 1 {
+                guard let major = UInt16(parts[1]) else {
+                    throw ServerInputError(field: "region", reason: "expected a major in 0…65535, found '\(parts[1])'")
+                }
+                self.major = major
+            }
+            if parts.count > 2 {
+                guard let minor = UInt16(parts[2]) else {
+                    throw ServerInputError(field: "region", reason: "expected a minor in 0…65535, found '\(parts[2])'")
+                }
+                self.minor = minor
+            }
+        }
+    }
+
+    public func matches(_ event: RegionEvent) -> Bool {
+        if let siteID, event.siteID != siteID { return false }
+        if let uuid, event.uuid != uuid { return false }
+        if let major, event.major != major { return false }
+        if let minor, event.minor != minor { return false }
+        return true
+    }
+}
+
+extension Store {
+    /// Events after an id, oldest first, filtered in SQL.
+    public func events(after id: Int, filter: EventFilter = EventFilter(), limit: Int = 1000) async throws -> [RegionEvent] {
+        try await database.read { db in
+            var query = SQLQueryString("SELECT id, gateway_id, kind, uuid, major, minor, site_id, label, time FROM region_events WHERE id > \(bind: id)")
+            if let siteID = filter.siteID { query += " AND site_id = \(bind: siteID)" }
+            if let uuid = filter.uuid { query += " AND uuid = \(bind: uuid.uuidString)" }
+            if let major = filter.major { query += " AND major = \(bind: Int(major))" }
+            if let minor = filter.minor { query += " AND minor = \(bind: Int(minor))" }
+            query += " ORDER BY id LIMIT \(bind: limit)"
+            return try await db.raw(query).all().map(Self.decodeEvent)
+        }
+    }
+
+    static func decodeEvent(_ row: any SQLRow) throws -> RegionEvent {
+        let kindText = try row.string("kind")
+        guard let kind = GatewayMonitor.Transition(rawValue: kindText) else {
+            throw RegistryError(.invalid, field: "kind", "stored event kind '\(kindText)' is not enter or exit")
+        }
+        return RegionEvent(id: try row.int("id"), gatewayID: try row.string("gateway_id"), kind: kind, uuid: try row.uuid("uuid"),
+                           major: try row.uint16("major"), minor: try row.uint16("minor"), siteID: try row.optionalInt("site_id"),
+                           label: try row.string("label"), time: try row.double("time"))
+    }
+
+    /// The latest ranging state per gateway and beacon.
+    public func rangingState(gatewayID: String?) async throws -> [RangingRecord] {
+        try await database.read { db in
+            var query = SQLQueryString("SELECT gateway_id, uuid, major, minor, rssi, distance, proximity, time FROM ranging_state")
+            if let gatewayID { query += " WHERE gateway_id = \(bind: gatewayID)" }
+            query += " ORDER BY gateway_id, uuid, major, minor"
+            return try await db.raw(query).all().map { row in
+                RangingRecord(gatewayID: try row.string("gateway_id"), uuid: try row.uuid("uuid"), major: try row.uint16("major"),
+                              minor: try row.uint16("minor"), rssi: try row.double("rssi"), distance: try row.optionalDouble("distance"),
+                              proximity: try row.string("proximity"), time: try row.double("time"))
+            }
+        }
+    }
+}
+
+public struct RangingRecord: Sendable, Hashable, Codable {
+    public var gatewayID: String
+    public var uuid: UUID
+    public var major: UInt16
+    public var minor: UInt16
+    public var rssi: Double
+    public var distance: Double?
+    public var proximity: String
+    public var time: Double
+}

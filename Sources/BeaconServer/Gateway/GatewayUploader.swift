@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import BeaconKit
+import DequeModule
+import Foundation
+import Logging
+import NIOCore
+
+/// A gateway's upload side: buffers sightings from any source in a bounded queue (dropping the
+/// oldest when the server is unreachable for long), and posts them as numbered batches to
+/// `POST /v1/sightings`, retrying a failed batch with growing pauses. The sequence number lets
+/// the server ignore a batch it already took when only the answer was lost.
+public actor GatewayUploader {
+    public struct Configuration: Sendable {
+        public var server: URL
+        public var token: String
+        public var batchSize = 500
+        public var bufferLimit = 100_000
+        public var flushInterval: Duration = .milliseconds(500)
+        public var firstRetryPause: Duration = .milliseconds(200)
+        public var maxRetryPause: Duration = .seconds(10)
+
+        public init(server: URL, token: String) {
+            self.server = server
+            self.token = token
+        }
+    }
+
+    public struct Statistics: Sendable, Hashable {
+        public var posted = 0
+        public var dropped = 0
+        public var batches = 0
+        public var retries = 0
+    }
+
+    /// A refusal the gateway cannot fix by retrying (bad token, malformed batch).
+    public struct Refused: Error, CustomStringConvertible {
+        public var status: Int
+        public var body: String
+        public var description: String { "the server refused the batch with \(status): \(body)" }
+    }
+
+    let configuration: Configuration
+    let client: HTTPClient
+    let logger: Logger
+    private var buffer = Deque<Sighting>()
+    private var sequence: Int
+    public private(set) var statistics = Statistics()
+
+    public init(configuration: Configuration, client: HTTPClient = .shared, logger: Logger = Logger(label: "proxima.gateway"),
+                firstSequence: Int = Int(Date().timeIntervalSince1970 * 1000)) {
+        self.configuration = configuration
+        self.client = client
+        self.logger = logger
+        // Millisecond start times keep sequences rising across gateway restarts.
+        self.sequence = firstSequence
+    }
+
+    /// Queues a sighting; when full, the oldest goes, since fresh presence matters most.
+    public func enqueue(_ sighting: Sighting) {
+        if buffer.count >= configuration.bufferLimit {
+            buffer.removeFirst()
+            statistics.dropped += 1
+        }
+        buffer.append(sighting)
+    }
+
+    public var pending: Int { buffer.count }
+
+    private var finished = false
+    private var flushing = false
+
+    /// Reads the source until it ends, posting full batches as they fill and the rest on a
+    /// timer; returns once everything read was posted.
+    public func run(source: AsyncThrowingStream<Sighting, any Error>) async throws {
+        finished = false
+        let interval = configuration.flushInterval
+        let flusher = Task {
+            while !self.finished {
+                try await Task.sleep(for: interval)
+                try await self.flush(onlyFull: false)
+            }
+        }
+        do {
+            for try await sighting in source {
+                enqueue(sighting)
+                if buffer.count >= configuration.batchSize {
+                    try await flush(onlyFull: true)
+                }
+            }
+        } catch {
+            finished = true
+            _ = try? await flusher.value
+            throw error
+        }
+        finished = true
+        try await flusher.value
+        try await flush(onlyFull: false)
+    }
+
+    /// Posts queued sightings batch by batch; with `onlyFull`, leaves a partial batch queued.
+    /// A batch leaves the queue before it is posted, so sightings queued meanwhile (and any the
+    /// bound drops) never shift it; it is retried until the server takes it.
+    public func flush(onlyFull: Bool) async throws {
+        guard !flushing else { return }
+        flushing = true
+        defer { flushing = false }
+        while !buffer.isEmpty, !onlyFull || buffer.count >= configuration.batchSize {
+            let count = min(configuration.batchSize, buffer.count)
+            let batch = SightingBatch(sequence: sequence, sightings: Array(buffer.prefix(count)))
+            buffer.removeFirst(count)
+            sequence += 1
+            try await post(batch)
+            statistics.posted += count
+            statistics.batches += 1
+        }
+    }
+
+    func post(_ batch: SightingBatch) async throws {
+        let body = try JSONEncoder().encode(batch)
+        var pause = configuration.firstRetryPause
+        while true {
+            var request = HTTPClientRequest(url: configuration.server.appendingPathComponent("v1/sightings").absoluteString)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
+            request.body = .bytes(ByteBuffer(bytes: body))
+            do {
+                let response = try await client.execute(request, timeout: .seconds(30))
+                let text = String(buffer: try await response.body.collect(upTo: 64 * 1024))
+                switch response.status.code {
+                case 200..<300:
+                    return
+                case 429, 500...:
+                    logger.warning("server busy, retrying", metadata: ["status": "\(response.status.code)"])
+                case 401, 403, 400, 413, 422:
+                    throw Refused(status: Int(response.status.code), body: text)
+                default:
+                    logger.warning("unexpected answer, retrying", metadata: ["status": "\(response.status.code)", "body": "\(text.prefix(200))"])
+                }
+            } catch let refused as Refused {
+                throw refused
+            } catch {
+                if Task.isCancelled { throw error }
+                logger.warning("server unreachable, retrying", metadata: ["error": "\(error)"])
+            }
+            statistics.retries += 1
+            try await Task.sleep(for: pause)
+            pause = min(pause * 2, configuration.maxRetryPause)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Hummingbird
+import HummingbirdWebSocket
+
+/// The per-request context: who is calling, once the bearer token was checked.
+public struct ProximaRequestContext: RequestContext, WebSocketRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let webSocket: WebSocketHandlerReference<Self>
+    public var principal: Principal?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        principal = nil
+    }
+
+    /// Sighting batches may be up to 5,000 sightings, about 1.2 MB of JSON.
+    public var maxUploadSize: Int { 8 * 1024 * 1024 }
+
+    /// What a route needs from its caller.
+    public enum Permission: Sendable {
+        case read, operate, administer, ingest
+    }
+
+    /// Refuses with 401 when no valid token came, and 403 when the token's role lacks the right.
+    @discardableResult
+    public func require(_ permission: Permission) throws -> Principal {
+        guard let principal else {
+            var error = APIError(.unauthorized, field: "Authorization", "expected 'Authorization: Bearer <token>' with a valid token")
+            error.headers[.wwwAuthenticate] = "Bearer"
+            throw error
+        }
+        let allowed = switch permission {
+        case .read: principal.role.canRead
+        case .operate: principal.role.canOperate
+        case .administer: principal.role == .admin
+        case .ingest: principal.role == .gateway
+        }
+        guard allowed else {
+            let needed = switch permission {
+            case .read: "admin, operator or read-only"
+            case .operate: "admin or operator"
+            case .administer: "admin"
+            case .ingest: "gateway"
+            }
+            throw APIError(.forbidden, field: "Authorization", "the token's role '\(principal.role.rawValue)' may not do this; it needs \(needed)")
+        }
+        return principal
+    }
+}
+
+/// Reads `Authorization: Bearer <token>` and records the principal; routes decide what it may do.
+struct AuthenticationMiddleware: RouterMiddleware {
+    let store: Store
+    let cache: TokenCache
+
+    func handle(_ request: Request, context: ProximaRequestContext, next: (Request, ProximaRequestContext) async throws -> Response) async throws -> Response {
+        var context = context
+        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
+            let token = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
+            if !token.isEmpty, token.utf8.count <= 200 {
+                context.principal = try await cache.principal(for: token, store: store)
+            }
+        } else if let token = request.uri.queryParameters["access_token"], request.uri.path.hasSuffix("/ws") {
+            // Browsers cannot set headers on a WebSocket upgrade, so the event socket also takes
+            // the token in the query.
+            context.principal = try await store.authenticate(token: String(token))
+        }
+        return try await next(request, context)
+    }
+}
+
+/// Remembers checked tokens for a short while, so a gateway posting many batches a second does
+/// not cost a database lookup each (tokens cannot be revoked yet; the TTL bounds staleness).
+actor TokenCache {
+    private var entries: [String: (principal: Principal, expires: ContinuousClock.Instant)] = [:]
+    private let lifetime: Duration
+
+    init(lifetime: Duration = .seconds(30)) {
+        self.lifetime = lifetime
+    }
+
+    func principal(for token: String, store: Store) async throws -> Principal? {
+        let now = ContinuousClock.now
+        if let entry = entries[token], entry.expires > now { return entry.principal }
+        guard let principal = try await store.authenticate(token: token) else { return nil }
+        if entries.count > 10_000 { entries.removeAll() }
+        entries[token] = (principal, now + lifetime)
+        return principal
+    }
+}

@@ -1,0 +1,137 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import ServiceLifecycle
+
+/// The Proxima web service: registry, gateways, sightings in, events out. Build its router for
+/// tests (`makeRouter()`), or its application to serve on a port.
+public final class ProximaServer: Sendable {
+    public let store: Store
+    public let configuration: ServerConfiguration
+    public let metrics: ServerMetrics
+    public let signal = EventSignal()
+    let limiter: RateLimiter
+    let tokenCache = TokenCache()
+    let webhooks: WebhookDispatcher
+    let httpClient: HTTPClient
+    let logger: Logger
+
+    public init(store: Store, configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "proxima.server")) {
+        self.store = store
+        self.configuration = configuration
+        self.metrics = ServerMetrics()
+        self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
+        self.logger = logger
+        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        self.webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger)
+    }
+
+    /// Stops outgoing deliveries; the owner closes the database afterwards.
+    public func shutdown() async {
+        try? await httpClient.shutdown()
+    }
+
+    public static var openAPIDocument: String {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "yaml", subdirectory: "Resources")
+                ?? Bundle.module.url(forResource: "openapi", withExtension: "yaml"),
+              let text = try? String(contentsOf: url, encoding: .utf8) else { return "" }
+        return text
+    }
+
+    public func makeRouter() -> Router<ProximaRequestContext> {
+        let router = Router(context: ProximaRequestContext.self)
+        router.add(middleware: RequestCountingMiddleware(metrics: metrics))
+        router.add(middleware: LogRequestsMiddleware(.debug))
+        router.add(middleware: APIErrorMiddleware())
+        router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache))
+
+        router.get("/health") { _, _ in try Self.json(["status": "ok"]) }
+        router.get("/openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: Self.openAPIDocument)))
+        }
+        router.get("/metrics") { [metrics] _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        }
+        addAccessRoutes(to: router)
+        addRegistryRoutes(to: router)
+        addIngestRoutes(to: router)
+        addEventRoutes(to: router)
+        return router
+    }
+
+    /// The application serving the router (with WebSocket upgrade) on a host and port.
+    public func makeApplication(host: String = "127.0.0.1", port: Int = 8080, services: [any Service] = [],
+                                onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(),
+            server: .http1WebSocketUpgrade(webSocketRouter: makeRouter()),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "proxima"),
+            services: services,
+            onServerRunning: onServerRunning,
+            logger: logger
+        )
+    }
+
+    // MARK: Helpers shared by the route files
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try encoder.encode(value)
+        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(data: data)))
+    }
+
+    static func text(_ text: String, contentType: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: contentType], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, limit: Int = 1024 * 1024) async throws -> T {
+        let buffer = try await request.body.collect(upTo: limit)
+        guard buffer.readableBytes > 0 else {
+            throw APIError(.badRequest, field: "body", "expected a JSON body, found none")
+        }
+        return try JSONDecoder().decode(T.self, from: buffer)
+    }
+
+    static func bodyText(_ request: Request, limit: Int = 4 * 1024 * 1024) async throws -> String {
+        let buffer = try await request.body.collect(upTo: limit)
+        return String(buffer: buffer)
+    }
+
+    static func intParameter(_ context: ProximaRequestContext, _ name: String) throws -> Int {
+        guard let text = context.parameters.get(name), let value = Int(text) else {
+            throw APIError(.badRequest, field: name, "expected an integer in the path, found '\(context.parameters.get(name) ?? "")'")
+        }
+        return value
+    }
+
+    static func query(_ request: Request, _ name: String) -> String? {
+        request.uri.queryParameters[Substring(name)].map(String.init)
+    }
+
+    static func wantsCSV(_ request: Request) -> Bool {
+        query(request, "format") == "csv" || request.headers[.accept]?.contains("text/csv") == true
+    }
+
+    static func isCSV(_ request: Request) -> Bool {
+        request.headers[.contentType]?.contains("csv") == true
+    }
+}
+
+struct RequestCountingMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        metrics.requests.increment()
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,18 @@
+/// Limits and identity of one server instance.
+public struct ServerConfiguration: Sendable {
+    /// Names this instance in checkpoints and logs (two instances can share one database).
+    public var instanceName: String
+    public var maxSightingsPerBatch = 5000
+    public var maxBatchBytes = 8 * 1024 * 1024
+    /// Batches per second per gateway, and the burst allowed above it.
+    public var batchesPerSecond: Double = 200
+    public var batchBurst: Double = 400
+    /// Seconds without a sighting after which a beacon is exited.
+    public var exitAfter: Double = 10
+    /// How often stream readers look for events stored by other instances.
+    public var eventPollInterval: Duration = .milliseconds(250)
+
+    public init(instanceName: String = "proxima") {
+        self.instanceName = instanceName
+    }
+}

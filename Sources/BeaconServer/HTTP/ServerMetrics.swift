@@ -1,0 +1,26 @@
+import Metrics
+import Prometheus
+
+/// The counters `/metrics` exposes, registered on a registry owned by one server, so several
+/// servers in one test process don't share a global.
+public final class ServerMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    let sightings: Metrics.Counter
+    let batches: Metrics.Counter
+    let duplicateBatches: Metrics.Counter
+    let refusedBatches: Metrics.Counter
+    let events: Metrics.Counter
+    let requests: Metrics.Counter
+
+    public init() {
+        let factory = PrometheusMetricsFactory(registry: registry)
+        sightings = Metrics.Counter(label: "proxima_sightings_ingested_total", factory: factory)
+        batches = Metrics.Counter(label: "proxima_batches_ingested_total", factory: factory)
+        duplicateBatches = Metrics.Counter(label: "proxima_batches_duplicate_total", factory: factory)
+        refusedBatches = Metrics.Counter(label: "proxima_batches_refused_total", factory: factory)
+        events = Metrics.Counter(label: "proxima_region_events_total", factory: factory)
+        requests = Metrics.Counter(label: "proxima_http_requests_total", factory: factory)
+    }
+
+    public func exposition() -> String { registry.emitToString() }
+}

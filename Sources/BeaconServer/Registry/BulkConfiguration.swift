@@ -1,0 +1,127 @@
+import BeaconKit
+import Foundation
+
+/// One position of a site plan: what goes where, before it has an identity.
+public struct PlannedPosition: Sendable, Hashable, Codable {
+    public var category: Int
+    public var label: String
+    public var x: Double
+    public var y: Double
+    public var measuredPower: Int?
+    public var txPower: Int?
+    public var battery: String?
+
+    public init(category: Int, label: String, x: Double, y: Double, measuredPower: Int? = nil, txPower: Int? = nil, battery: String? = nil) {
+        self.category = category
+        self.label = label
+        self.x = x
+        self.y = y
+        self.measuredPower = measuredPower
+        self.txPower = txPower
+        self.battery = battery
+    }
+
+    public static let csvColumns = ["category", "label", "x", "y", "measured_power", "tx_power", "battery"]
+
+    /// A site plan as CSV with a header (category,label,x,y[,measured_power,tx_power,battery]).
+    public static func parseCSV(_ text: String) throws(ServerInputError) -> [PlannedPosition] {
+        let table = try CSV.Table(text: text, required: ["category", "label", "x", "y"])
+        var positions: [PlannedPosition] = []
+        for row in table.rows.indices {
+            guard let category = try table.int("category", row: row) else {
+                throw ServerInputError(field: "line \(row + 2), column category", reason: "expected a category in 0…65, found none")
+            }
+            positions.append(PlannedPosition(
+                category: category, label: try table.required("label", row: row),
+                x: try table.double("x", row: row) ?? 0, y: try table.double("y", row: row) ?? 0,
+                measuredPower: try table.int("measured_power", row: row), txPower: try table.int("tx_power", row: row),
+                battery: table.text("battery", row: row)))
+        }
+        return positions
+    }
+}
+
+/// What one transmitter must be set to.
+public struct TransmitterConfiguration: Sendable, Hashable, Codable {
+    public var beaconID: Int
+    public var uuid: UUID
+    public var major: UInt16
+    public var minor: UInt16
+    public var measuredPower: Int
+    public var txPower: Int
+    public var label: String
+    public var x: Double
+    public var y: Double
+
+    /// The 30 advertising data bytes: Flags (02 01 1A) then Apple's manufacturer data
+    /// (1A FF 4C 00 02 15, UUID, major, minor big-endian, measured power).
+    public var advertisingData: [UInt8] {
+        IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
+                     measuredPower: MeasuredPower(Int8(clamping: measuredPower))).advertisingData()
+    }
+
+    /// LE Set Advertising Data (OGF 0x08, OCF 0x0008: length then 31 bytes, zero padded), then
+    /// LE Set Advertising Parameters (OCF 0x0006: 100 ms, ADV_NONCONN_IND, all channels) and
+    /// LE Set Advertising Enable (OCF 0x000A) — Core Specification Vol 4, Part E, 7.8.5–7.8.9.
+    public var hcitoolLine: String {
+        let data = advertisingData + Array(repeating: 0, count: 31 - advertisingData.count)
+        let hex = ([UInt8(advertisingData.count)] + data).map { String(format: "%02X", $0) }.joined(separator: " ")
+        return "hcitool -i hci0 cmd 0x08 0x0008 \(hex) && hcitool -i hci0 cmd 0x08 0x0006 A0 00 A0 00 03 00 00 00 00 00 00 00 00 07 00 && hcitool -i hci0 cmd 0x08 0x000A 01"
+    }
+
+    public var advertiseLine: String {
+        "proxima advertise --uuid \(uuid.uuidString) --major \(major) --minor \(minor) --power \(measuredPower)"
+    }
+
+    public static let csvColumns = ["beacon_id", "uuid", "major", "minor", "measured_power", "tx_power", "label", "x", "y"]
+    var csvRow: [String] {
+        [String(beaconID), uuid.uuidString, String(major), String(minor), String(measuredPower), String(txPower), label, String(x), String(y)]
+    }
+}
+
+/// The output formats of bulk configuration.
+public enum ConfigurationFormat: String, Sendable, CaseIterable {
+    case json, csv, hcitool, advertise
+
+    public func render(_ configurations: [TransmitterConfiguration]) throws -> String {
+        switch self {
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            return String(decoding: try encoder.encode(configurations), as: UTF8.self) + "\n"
+        case .csv:
+            return CSV.render([TransmitterConfiguration.csvColumns] + configurations.map(\.csvRow))
+        case .hcitool:
+            return configurations.map { "# \($0.label)\n\($0.hcitoolLine)" }.joined(separator: "\n") + "\n"
+        case .advertise:
+            return configurations.map(\.advertiseLine).joined(separator: "\n") + "\n"
+        }
+    }
+}
+
+extension Store {
+    /// Allocates identities for every position of a site plan in one transaction: either all
+    /// get a zone and a planned beacon, or none does (a full group refuses the whole plan).
+    public func configure(siteID: Int, plan positions: [PlannedPosition]) async throws -> [TransmitterConfiguration] {
+        try await database.transaction { db in
+            var configurations: [TransmitterConfiguration] = []
+            for (index, position) in positions.enumerated() {
+                let beacon: Beacon
+                do {
+                    beacon = try await Self.insertBeacon(NewBeacon(
+                        siteID: siteID, category: position.category, label: position.label,
+                        position: PlanPosition(x: position.x, y: position.y),
+                        measuredPower: position.measuredPower ?? -59, txPower: position.txPower ?? 0,
+                        battery: position.battery ?? "CR2477"), plan: NumberingPlan(), db: db)
+                } catch let error as RegistryError {
+                    throw RegistryError(error.kind, field: "plan[\(index)].\(error.field)", error.message)
+                }
+                configurations.append(TransmitterConfiguration(
+                    beaconID: beacon.id, uuid: beacon.uuid, major: beacon.major, minor: beacon.minor,
+                    measuredPower: beacon.measuredPower, txPower: beacon.txPower, label: position.label,
+                    x: position.x, y: position.y))
+            }
+            return configurations
+        }
+    }
+}

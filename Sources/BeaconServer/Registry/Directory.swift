@@ -1,0 +1,153 @@
+import BeaconKit
+import Foundation
+import SQLKit
+
+/// The Nerdery-style directory of one organisation: majors are locations, minors come in
+/// groups of 1000 by category, and every identity has a human-readable label.
+public struct Directory: Sendable, Hashable, Codable {
+    public struct Entry: Sendable, Hashable, Codable {
+        public var minor: UInt16
+        public var category: Int
+        public var label: String
+        public var x: Double
+        public var y: Double
+    }
+
+    public struct Location: Sendable, Hashable, Codable {
+        public var uuid: UUID
+        public var major: UInt16
+        public var name: String
+        public var address: String
+        public var planWidth: Double
+        public var planHeight: Double
+        public var minors: [Entry]
+    }
+
+    public var organisation: Organisation
+    /// Category code (as a string key, as JSON objects need) → name, e.g. "1": "Conference Room".
+    public var categories: [String: String]
+    public var locations: [Location]
+
+    public static let csvColumns = ["uuid", "major", "site", "minor", "category", "category_name", "label", "x", "y"]
+
+    /// One line per minor, each repeating its location.
+    public func csv() -> String {
+        var rows = [Self.csvColumns]
+        for location in locations {
+            for entry in location.minors {
+                rows.append([location.uuid.uuidString, String(location.major), location.name, String(entry.minor),
+                             String(entry.category), categories[String(entry.category)] ?? "", entry.label,
+                             format(entry.x), format(entry.y)])
+            }
+        }
+        return CSV.render(rows)
+    }
+
+    private func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    /// Reads the CSV form for an organisation; line and column name each refusal.
+    public static func parseCSV(_ text: String, organisation: Organisation) throws(ServerInputError) -> Directory {
+        let table = try CSV.Table(text: text, required: ["uuid", "major", "site", "minor", "label"])
+        var categories: [String: String] = [:]
+        var locations: [Location] = []
+        for row in table.rows.indices {
+            let uuidText = try table.required("uuid", row: row)
+            guard let uuid = UUID(uuidString: uuidText) else {
+                throw ServerInputError(field: "line \(row + 2), column uuid", reason: "expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, found '\(uuidText)'")
+            }
+            let major = try sixteenBits(table.int("major", row: row), column: "major", row: row)
+            let minor = try sixteenBits(table.int("minor", row: row), column: "minor", row: row)
+            let category = try table.int("category", row: row) ?? Int(minor) / NumberingPlan.groupSize
+            if let name = table.text("category_name", row: row) { categories[String(category)] = name }
+            let entry = Entry(minor: minor, category: category, label: try table.required("label", row: row),
+                              x: try table.double("x", row: row) ?? 0, y: try table.double("y", row: row) ?? 0)
+            if let index = locations.firstIndex(where: { $0.uuid == uuid && $0.major == major }) {
+                locations[index].minors.append(entry)
+            } else {
+                locations.append(Location(uuid: uuid, major: major, name: try table.required("site", row: row), address: "",
+                                          planWidth: 0, planHeight: 0, minors: [entry]))
+            }
+        }
+        return Directory(organisation: organisation, categories: categories, locations: locations)
+    }
+
+    private static func sixteenBits(_ value: Int?, column: String, row: Int) throws(ServerInputError) -> UInt16 {
+        guard let value else {
+            throw ServerInputError(field: "line \(row + 2), column \(column)", reason: "expected a value in 0…65535, found none")
+        }
+        guard let number = UInt16(exactly: value) else {
+            throw ServerInputError(field: "line \(row + 2), column \(column)", reason: "expected a value in 0…65535, found \(value)")
+        }
+        return number
+    }
+}
+
+extension Store {
+    /// The directory of one organisation, sorted by major and minor.
+    public func directory(organisationID: UUID) async throws -> Directory {
+        guard let organisation = try await organisations().first(where: { $0.id == organisationID }) else {
+            throw RegistryError(.notFound, field: "organisation", "no organisation \(organisationID.uuidString)")
+        }
+        let categories = try await self.categories()
+        let sites = try await self.sites().filter { $0.organisationID == organisationID }
+        var locations: [Directory.Location] = []
+        var usedCategories = Set<Int>()
+        for site in sites {
+            let zones = try await self.zones(siteID: site.id)
+            usedCategories.formUnion(zones.map(\.category))
+            locations.append(Directory.Location(
+                uuid: site.uuid, major: site.major, name: site.name, address: site.address,
+                planWidth: site.planWidth, planHeight: site.planHeight,
+                minors: zones.map { .init(minor: $0.minor, category: $0.category, label: $0.label, x: $0.position.x, y: $0.position.y) }))
+        }
+        var names: [String: String] = [:]
+        for category in categories where usedCategories.contains(category.code) {
+            names[String(category.code)] = category.name
+        }
+        return Directory(organisation: organisation, categories: names, locations: locations)
+    }
+
+    /// Imports a directory in one transaction: creates the organisation when new, and adds or
+    /// updates its categories, sites (by uuid and major) and zones (by minor).
+    public func importDirectory(_ directory: Directory) async throws {
+        try await database.transaction { db in
+            let existing = try await db.raw("SELECT id FROM organisations WHERE id = \(bind: directory.organisation.id.uuidString)").first()
+            if existing == nil {
+                try await Self.insertOrganisation(directory.organisation, db: db)
+            }
+            for (key, name) in directory.categories {
+                guard let code = Int(key), NumberingPlan.categories.contains(code) else {
+                    throw RegistryError(.invalid, field: "categories.\(key)", "expected a category code in 0…65")
+                }
+                try await Self.upsertCategory(Category(code: code, name: name), db: db)
+            }
+            for (index, location) in directory.locations.enumerated() {
+                let siteID: Int
+                if let row = try await db.raw("SELECT id FROM sites WHERE uuid = \(bind: location.uuid.uuidString) AND major = \(bind: Int(location.major))").first() {
+                    siteID = try row.int("id")
+                    try await db.raw("""
+                        UPDATE sites SET name = \(bind: location.name), address = \(bind: location.address),
+                        plan_width = \(bind: location.planWidth), plan_height = \(bind: location.planHeight) WHERE id = \(bind: siteID)
+                        """).run()
+                } else {
+                    do {
+                        siteID = try await Self.insertSite(NewSite(
+                            organisationID: directory.organisation.id, uuid: location.uuid, major: location.major, name: location.name,
+                            address: location.address, planWidth: location.planWidth, planHeight: location.planHeight), plan: NumberingPlan(), db: db).id
+                    } catch let error as RegistryError {
+                        throw RegistryError(error.kind, field: "locations[\(index)].\(error.field)", error.message)
+                    }
+                }
+                for entry in location.minors {
+                    try await db.raw("""
+                        INSERT INTO zones (site_id, minor, label, category, x, y)
+                        VALUES (\(bind: siteID), \(bind: Int(entry.minor)), \(bind: entry.label), \(bind: entry.category), \(bind: entry.x), \(bind: entry.y))
+                        ON CONFLICT (site_id, minor) DO UPDATE SET label = excluded.label, category = excluded.category, x = excluded.x, y = excluded.y
+                        """).run()
+                }
+            }
+        }
+    }
+}

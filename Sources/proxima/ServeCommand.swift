@@ -1,0 +1,70 @@
+import ArgumentParser
+import BeaconServer
+import Foundation
+import Logging
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Proxima server: registry, gateways' sightings, events (docs/server.md).",
+        discussion: "With --demo it seeds a retail shop and simulates a shopper, so events flow with no radio."
+    )
+
+    @Option(help: "sqlite:PATH or postgres://user[:password]@host[:port]/database.")
+    var database = "sqlite:./proxima.sqlite"
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 picks a free one).")
+    var port = 8080
+
+    @Flag(help: "Seed the retail example and run the simulator as a built-in gateway.")
+    var demo = false
+
+    @Option(help: "Name of this instance in checkpoints and logs (default host:pid).")
+    var instance: String?
+
+    @Option(help: "Seconds without a sighting before a beacon is exited.")
+    var exitAfter: Double = 10
+
+    @Option(help: "Batches per second each gateway may post.")
+    var rateLimit: Double = 200
+
+    @Option(help: "Log format: text or json.")
+    var logFormat = "text"
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        do { _ = try DatabaseLocation(parsing: database) } catch { throw ValidationError("--database: \(error.reason)") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
+        guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json, got \(logFormat)") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
+        guard exitAfter > 0 else { throw ValidationError("--exit-after must be positive, got \(exitAfter)") }
+        guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let json = logFormat == "json"
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var options = ServeRunner.Options()
+        options.database = try DatabaseLocation(parsing: database)
+        options.host = host
+        options.port = port
+        options.demo = demo
+        if let instance { options.instanceName = instance }
+        options.adminToken = ProcessInfo.processInfo.environment["PROXIMA_ADMIN_TOKEN"]
+        options.exitAfter = exitAfter
+        options.batchesPerSecond = rateLimit
+        try await ServeRunner.run(options, logger: Logger(label: "proxima.serve")) { line in
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+    }
+}

@@ -25,8 +25,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Name of this instance in checkpoints and logs (default host:pid).")
     var instance: String?
 
-    @Option(help: "Seconds without a sighting before a beacon is exited.")
-    var exitAfter: Double = 10
+    @Option(help: "A fixed exit delay in seconds (default: the adaptive exit rule of docs/monitoring-and-ranging.md).")
+    var exitAfter: Double?
 
     @Option(help: "Batches per second each gateway may post.")
     var rateLimit: Double = 200
@@ -42,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json, got \(logFormat)") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
-        guard exitAfter > 0 else { throw ValidationError("--exit-after must be positive, got \(exitAfter)") }
+        guard (exitAfter ?? 1) > 0 else { throw ValidationError("--exit-after must be positive, got \(exitAfter ?? 0)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
     }
 

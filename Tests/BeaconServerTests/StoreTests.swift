@@ -196,14 +196,18 @@ struct StoreTests {
             // written by instance a and continued by b.
             let later = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(30)]), instance: "b")
             #expect(later.events.map(\.kind) == [.exit, .enter])
-            #expect(later.events.first?.time == 12)
+            // The adaptive exit rule: one gap of 1 s gives m = v = 1 s, so the timeout is
+            // m + 14·v = 15 s after the last sighting at 2.
+            #expect(later.events.first?.time == 17)
             #expect(try await store.checkpoint(gatewayID: gateway.id)?.updatedBy == "b")
             let stored = try await store.events(after: 0)
             #expect(stored.map(\.kind) == [.enter, .exit, .enter])
             #expect(try await store.events(after: 0, filter: EventFilter(siteID: office.site.id + 1)).isEmpty)
             let ranging = try await store.rangingState(gatewayID: gateway.id)
             #expect(ranging.count == 1)
-            #expect(ranging.first?.time == 30)
+            // Ranging state is the last completed 1 s cycle: the cycle of the sighting at 30
+            // ends with the gateway's next batch, so the stored reading is the one of 1–2 s.
+            #expect(ranging.first?.time == 2)
         }
     }
 }

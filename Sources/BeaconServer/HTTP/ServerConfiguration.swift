@@ -7,8 +7,8 @@ public struct ServerConfiguration: Sendable {
     /// Batches per second per gateway, and the burst allowed above it.
     public var batchesPerSecond: Double = 200
     public var batchBurst: Double = 400
-    /// Seconds without a sighting after which a beacon is exited.
-    public var exitAfter: Double = 10
+    /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
+    public var exitAfter: Double?
     /// How often stream readers look for events stored by other instances.
     public var eventPollInterval: Duration = .milliseconds(250)
 

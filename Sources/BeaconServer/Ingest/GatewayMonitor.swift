@@ -1,17 +1,12 @@
 import BeaconKit
 import Foundation
 
-/// Per-gateway monitoring and ranging state: which beacons the gateway is inside, and the
-/// smoothed signal of each. A value that takes sightings and returns region transitions, so it
-/// can be checkpointed as JSON in the database and resumed by any server instance.
-public struct GatewayMonitor: Sendable, Hashable, Codable {
-    public struct Tracked: Sendable, Hashable, Codable {
-        public var lastSeen: Double
-        public var inside: Bool
-        public var smoothedRSSI: Double?
-        public var measuredPower: Int8
-    }
-
+/// One gateway's monitoring and ranging: BeaconKit's engine (the same one `proxima monitor` and
+/// `proxima range` run), with one exact region per beacon identity the gateway has heard and
+/// one ranged region per proximity UUID. It takes batches and returns enters, exits and the
+/// latest ranging readings, and it is `Codable` through ``EngineCheckpoint`` so the database
+/// can keep it and any server instance can take the gateway over.
+public struct GatewayMonitor: Sendable, Equatable, Codable {
     public enum Transition: String, Sendable, Hashable, Codable { case enter, exit }
 
     public struct Change: Sendable, Hashable {
@@ -22,93 +17,105 @@ public struct GatewayMonitor: Sendable, Hashable, Codable {
 
     public struct Reading: Sendable, Hashable {
         public var identity: BeaconIdentity
+        /// Mean RSSI of the last ranging cycle in which the beacon was heard.
         public var rssi: Double
+        /// The engine's accuracy in metres; nil when unknown.
         public var distance: Double?
         public var proximity: String
         public var time: Double
     }
 
-    /// A beacon unheard this long is exited: long enough to ride out missed advertisements.
-    public var exitAfter: Double
-    /// Weight of the newest RSSI in the moving average.
-    public var smoothing: Double
-    public var tracked: [String: Tracked] = [:]
-    public var now: Double = 0
+    /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
+    public let exitAfter: Double?
+    private var engine: BeaconEngine
 
-    public init(exitAfter: Double = 10, smoothing: Double = 0.3) {
+    public init(exitAfter: Double? = nil) {
         self.exitAfter = exitAfter
-        self.smoothing = smoothing
+        self.engine = BeaconEngine(configuration: Self.configuration(exitAfter: exitAfter))
     }
 
-    static func key(_ identity: BeaconIdentity) -> String { "\(identity.uuid.uuidString):\(identity.major):\(identity.minor)" }
-
-    static func identity(key: String) -> BeaconIdentity? {
-        let parts = key.split(separator: ":")
-        guard parts.count == 3, let uuid = UUID(uuidString: String(parts[0])),
-              let major = UInt16(parts[1]), let minor = UInt16(parts[2]) else { return nil }
-        return BeaconIdentity(uuid: uuid, major: major, minor: minor)
+    static func configuration(exitAfter: Double?) -> EngineConfiguration {
+        EngineConfiguration(exitRule: exitAfter.map { .fixedDelay(seconds: $0) } ?? .default)
     }
 
-    /// Feeds one batch, in time order; returns enters and exits in time order and the latest
-    /// reading of every beacon heard in the batch. Exits are dated when the timeout ran out.
+    static func regionIdentifier(_ identity: BeaconIdentity) -> String {
+        "\(identity.uuid.uuidString):\(identity.major):\(identity.minor)"
+    }
+
+    /// Feeds one batch in time order. Returns enters and exits in time order (exits dated when
+    /// the exit rule ran out) and the latest reading of each beacon ranged during the batch.
     public mutating func apply(_ sightings: [Sighting]) -> (changes: [Change], readings: [Reading]) {
-        var changes: [Change] = []
-        var heard: [String: BeaconIdentity] = [:]
+        var events: [BeaconEvent] = []
+        var latest: Double?
         for sighting in sightings.sorted(by: { $0.time < $1.time }) {
-            guard let frame = sighting.frame.iBeacon else { continue }
-            let identity = frame.identity
-            let power = frame.measuredPower.dBm
-            let key = Self.key(identity)
-            now = max(now, sighting.time)
-            var entry = tracked[key] ?? Tracked(lastSeen: sighting.time, inside: false, smoothedRSSI: nil, measuredPower: power)
-            if entry.inside, sighting.time - entry.lastSeen > exitAfter {
-                changes.append(Change(identity: identity, transition: .exit, time: entry.lastSeen + exitAfter))
-                entry.inside = false
-                entry.smoothedRSSI = nil
-            }
-            if !entry.inside {
-                changes.append(Change(identity: identity, transition: .enter, time: sighting.time))
-                entry.inside = true
-            }
-            entry.lastSeen = max(entry.lastSeen, sighting.time)
-            entry.measuredPower = power
-            if let rssi = sighting.rssi {
-                entry.smoothedRSSI = entry.smoothedRSSI.map { $0 + smoothing * (Double(rssi) - $0) } ?? Double(rssi)
-            }
-            tracked[key] = entry
-            heard[key] = identity
+            if let frame = sighting.frame.iBeacon { watch(frame.identity) }
+            engine.receive(sighting, into: &events)
+            latest = sighting.time
         }
-        changes += expire()
-        let readings = heard.keys.sorted().compactMap { key -> Reading? in
-            guard let entry = tracked[key], let identity = heard[key], let rssi = entry.smoothedRSSI else { return nil }
-            let distance = Self.distance(rssi: rssi, measuredPower: entry.measuredPower)
-            return Reading(identity: identity, rssi: rssi, distance: distance, proximity: Self.proximity(distance), time: entry.lastSeen)
-        }
-        return (changes.sorted { ($0.time, $0.transition.rawValue) < ($1.time, $1.transition.rawValue) }, readings)
-    }
+        if let latest { engine.advance(to: latest, into: &events) }
 
-    /// Exits every beacon unheard for longer than `exitAfter` by the gateway's latest time.
-    public mutating func expire() -> [Change] {
         var changes: [Change] = []
-        for (key, entry) in tracked where entry.inside && now - entry.lastSeen > exitAfter {
-            guard let identity = Self.identity(key: key) else { continue }
-            changes.append(Change(identity: identity, transition: .exit, time: entry.lastSeen + exitAfter))
-            tracked[key] = nil
+        var readings: [BeaconIdentity: Reading] = [:]
+        for event in events {
+            switch event {
+            case .didEnter(let region, let time):
+                if let identity = Self.identity(of: region) { changes.append(Change(identity: identity, transition: .enter, time: time)) }
+            case .didExit(let region, let time):
+                if let identity = Self.identity(of: region) { changes.append(Change(identity: identity, transition: .exit, time: time)) }
+            case .didRange(let beacons, _, _):
+                for beacon in beacons where beacon.packetCount > 0 {
+                    readings[beacon.identity] = Reading(identity: beacon.identity, rssi: Double(beacon.rssi),
+                                                        distance: beacon.accuracy >= 0 ? beacon.accuracy : nil,
+                                                        proximity: beacon.proximity.description, time: beacon.timestamp)
+                }
+            case .didDetermineState:
+                break
+            }
         }
-        return changes.sorted { $0.time < $1.time }
+        let ordered = readings.values.sorted { Self.regionIdentifier($0.identity) < Self.regionIdentifier($1.identity) }
+        return (changes, ordered)
     }
 
-    /// Log-distance path loss with exponent 2 (free space): d = 10^((P₁ₘ − RSSI) / 20) metres.
-    public static func distance(rssi: Double, measuredPower: Int8) -> Double? {
-        guard measuredPower < 0 else { return nil }
-        return pow(10, (Double(measuredPower) - rssi) / 20)
+    /// Starts monitoring a newly heard identity, and ranging its UUID.
+    private mutating func watch(_ identity: BeaconIdentity) {
+        guard engine.index(of: identity) == nil else { return }
+        let exact = Self.regionIdentifier(identity)
+        // The engine has no region limit here, and an exact region is always valid.
+        _ = try? engine.startMonitoring(BeaconRegion(identifier: exact, uuid: identity.uuid,
+                                                     major: identity.major, minor: identity.minor))
+        let byUUID = identity.uuid.uuidString
+        if !engine.rangedRegions.contains(where: { $0.identifier == byUUID }), let region = try? BeaconRegion(identifier: byUUID, uuid: identity.uuid) {
+            engine.startRanging(region)
+        }
     }
 
-    /// Apple's coarse zones: immediate within about half a metre, near within a few metres.
-    public static func proximity(_ distance: Double?) -> String {
-        guard let distance else { return "unknown" }
-        if distance < 0.5 { return "immediate" }
-        if distance < 3 { return "near" }
-        return "far"
+    private static func identity(of region: BeaconRegion) -> BeaconIdentity? {
+        guard let major = region.major, let minor = region.minor else { return nil }
+        return BeaconIdentity(uuid: region.uuid, major: major, minor: minor)
+    }
+
+    // MARK: Codable and Equatable through the engine's checkpoint
+
+    private enum CodingKeys: String, CodingKey { case exitAfter, engine }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        exitAfter = try container.decodeIfPresent(Double.self, forKey: .exitAfter)
+        let checkpoint = try container.decode(EngineCheckpoint.self, forKey: .engine)
+        do {
+            engine = try BeaconEngine(configuration: Self.configuration(exitAfter: exitAfter), restoring: checkpoint)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: .engine, in: container, debugDescription: error.description)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(exitAfter, forKey: .exitAfter)
+        try container.encode(engine.checkpoint, forKey: .engine)
+    }
+
+    public static func == (lhs: GatewayMonitor, rhs: GatewayMonitor) -> Bool {
+        lhs.exitAfter == rhs.exitAfter && lhs.engine.checkpoint == rhs.engine.checkpoint
     }
 }

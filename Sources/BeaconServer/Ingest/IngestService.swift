@@ -14,7 +14,7 @@ extension Store {
     /// checkpoint (row-locked on PostgreSQL, so two instances take a gateway's batches one at a
     /// time), stores new events and the latest ranging state, and saves the checkpoint. A batch
     /// whose sequence is not above the checkpoint's is a retry and changes nothing.
-    public func ingest(gatewayID: String, batch: SightingBatch, instance: String, exitAfter: Double = 10) async throws -> IngestResult {
+    public func ingest(gatewayID: String, batch: SightingBatch, instance: String, exitAfter: Double? = nil) async throws -> IngestResult {
         let lock = database.rowLockSuffix
         return try await database.transaction { db in
             let select = SQLQueryString("SELECT last_sequence, state FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)") + SQLQueryString(lock)

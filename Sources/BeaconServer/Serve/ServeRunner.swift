@@ -14,8 +14,8 @@ public enum ServeRunner {
         public var instanceName = ProcessInfo.processInfo.hostName + ":\(ProcessInfo.processInfo.processIdentifier)"
         /// Registers this secret as an admin token when given (e.g. from PROXIMA_ADMIN_TOKEN).
         public var adminToken: String?
-        /// Seconds of silence before a beacon is exited.
-        public var exitAfter: Double = 10
+        /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
+        public var exitAfter: Double?
         public var batchesPerSecond: Double = 200
 
         public init() {}

@@ -45,13 +45,26 @@ public final class BTVirt: @unchecked Sendable {
         let emulator = BTVirt(directory: directory, process: process, log: log)
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
-            if FileManager.default.fileExists(atPath: emulator.leSocketPath) { return emulator }
+            if isListening(emulator.leSocketPath) { return emulator }
             if !process.isRunning { break }
             usleep(20_000)
         }
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         emulator.stop()
         throw BTVirtError(message: "btvirt did not start (socket \(emulator.leSocketPath) never appeared); log:\n\(output)")
+    }
+
+    /// The socket file appears at bind(), before listen(): a connection in between is refused.
+    /// The kernel marks a listening unix socket with the __SO_ACCEPTCON flag (0x10000) in
+    /// /proc/net/unix; checking that avoids creating a throwaway emulated controller.
+    static func isListening(_ path: String) -> Bool {
+        guard FileManager.default.fileExists(atPath: path),
+              let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        for line in table.split(separator: "\n") where line.hasSuffix(" " + path) {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count > 3, let flags = UInt32(fields[3], radix: 16), flags & 0x10000 != 0 { return true }
+        }
+        return false
     }
 
     private init(directory: URL, process: Process, log: URL) {

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// A deterministic random number generator: xoshiro256** (Blackman and Vigna, "Scrambled linear
@@ -67,17 +68,4 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
     }
 
     private func rotateLeft(_ value: UInt64, _ count: UInt64) -> UInt64 { (value << count) | (value >> (64 - count)) }
-}
-
-/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014),
-/// used only to spread a 64-bit seed over xoshiro's 256 bits of state.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -3,16 +3,7 @@ import Testing
 @testable import BeaconKit
 
 /// SplitMix64, so that every run checks the same identities and a failure can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+typealias SeededGenerator = SplitMix64
 
 private func randomFrames(count: Int, seed: UInt64) -> [IBeaconFrame] {
     var generator = SeededGenerator(state: seed)

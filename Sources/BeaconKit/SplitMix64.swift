@@ -1,0 +1,17 @@
+/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014):
+/// a small seeded generator, so that simulations, tests and benchmarks give the same numbers on
+/// every machine. Not for anything secret.
+public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
+    public var state: UInt64
+
+    public init(state: UInt64) { self.state = state }
+    public init(seed: UInt64) { self.state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -6,7 +6,6 @@ struct Proxima: AsyncParsableCommand {
         commandName: "proxima",
         abstract: "An iBeacon system for Linux: transmit, scan, monitor, range, simulate and serve.",
         subcommands: [
-            // Each issue adds its commands here.
             Monitor.self,
             Range.self,
             Calibrate.self,

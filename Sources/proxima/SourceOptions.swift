@@ -36,7 +36,7 @@ struct SourceOptions: ParsableArguments {
         if speed < 0 { throw ValidationError("--speed must be 0 (as fast as possible) or positive, got \(speed)") }
     }
 
-    /// A stream of sightings from the chosen source. Sources not yet built say so.
+    /// A stream of sightings from the chosen source.
     func makeSightings() async throws -> AsyncThrowingStream<Sighting, any Error> {
         if let replay {
             return try CaptureReplay.sightings(url: URL(fileURLWithPath: replay), speed: speed)

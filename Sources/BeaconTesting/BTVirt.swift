@@ -58,13 +58,29 @@ public final class BTVirt: @unchecked Sendable {
     /// The kernel marks a listening unix socket with the __SO_ACCEPTCON flag (0x10000) in
     /// /proc/net/unix; checking that avoids creating a throwaway emulated controller.
     static func isListening(_ path: String) -> Bool {
-        guard FileManager.default.fileExists(atPath: path),
-              let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8) else { return false }
+        guard FileManager.default.fileExists(atPath: path), let table = readProcFile("/proc/net/unix") else { return false }
         for line in table.split(separator: "\n") where line.hasSuffix(" " + path) {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             if fields.count > 3, let flags = UInt32(fields[3], radix: 16), flags & 0x10000 != 0 { return true }
         }
         return false
+    }
+
+    /// Reads a /proc file to its end. Foundation trusts the size stat reports, which is 0 for
+    /// /proc files, and stops after the first page; a busy machine's socket table is longer.
+    static func readProcFile(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private init(directory: URL, process: Process, log: URL) {

@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "BeaconKit", targets: ["BeaconKit"]),
         .library(name: "BeaconHCI", targets: ["BeaconHCI"]),
         .library(name: "BeaconSimulator", targets: ["BeaconSimulator"]),
+        .library(name: "BeaconGateway", targets: ["BeaconGateway"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -34,10 +35,22 @@ let package = Package(
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
+        // The edge gateway's client: no Hummingbird, SQLKit or database drivers, so a gateway
+        // binary stays small.
+        .target(
+            name: "BeaconGateway",
+            dependencies: [
+                "BeaconKit",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator",
+                "BeaconKit", "BeaconSimulator", "BeaconGateway",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -59,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "proxima",
             dependencies: [
-                "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer",
+                "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer", "BeaconGateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -91,6 +104,16 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "BeaconGatewayTests",
+            dependencies: [
+                "BeaconGateway", "BeaconKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting"]),

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BeaconServer
+import BeaconGateway
 import Foundation
 import Logging
 

@@ -1,3 +1,4 @@
+import BeaconGateway
 import Foundation
 import Hummingbird
 import NIOFoundationCompat

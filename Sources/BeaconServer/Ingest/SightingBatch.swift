@@ -1,18 +1,9 @@
+import BeaconGateway
 import BeaconKit
 import Foundation
 
-/// The body of `POST /v1/sightings`: up to 5,000 sightings in BeaconKit's JSON form
-/// (`{"time","receiver","address","rssi","frame":{"format":"iBeacon",...}}`), with an optional
-/// sequence number the gateway increments per batch so a retried batch is not counted twice.
-public struct SightingBatch: Sendable, Codable {
-    public var sequence: Int?
-    public var sightings: [Sighting]
-
-    public init(sequence: Int?, sightings: [Sighting]) {
-        self.sequence = sequence
-        self.sightings = sightings
-    }
-
+/// The server's checks of the gateway wire type `SightingBatch` (BeaconGateway).
+extension SightingBatch {
     /// Checks what JSON types alone cannot: times are finite seconds >= 0, receivers are short,
     /// and 127 is not a measured RSSI (HCI's "not available" travels as null).
     public func validate() throws(ServerInputError) {

@@ -1,0 +1,117 @@
+import BeaconGateway
+import BeaconKit
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+/// A stand-in for the server's `POST /v1/sightings`: answers with scripted statuses (the last
+/// one repeats) and records every batch it is sent.
+final class ScriptedIngestServer: Sendable {
+    private let statuses: [HTTPResponseStatus]
+    private let received = NIOLockedValueBox<[SightingBatch]>([])
+    private let answered = NIOLockedValueBox(0)
+    let channel: any Channel
+
+    init(statuses: [HTTPResponseStatus]) async throws {
+        self.statuses = statuses
+        let box = NIOLockedValueBox<ScriptedIngestServer?>(nil)
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMapThrowing {
+                    try channel.pipeline.syncOperations.addHandler(Handler(server: box))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        box.withLockedValue { $0 = self }
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(channel.localAddress!.port!)")! }
+    var batches: [SightingBatch] { received.withLockedValue { $0 } }
+
+    func answer(_ body: ByteBuffer) -> HTTPResponseStatus {
+        let index = answered.withLockedValue { count in
+            defer { count += 1 }
+            return count
+        }
+        let status = statuses[min(index, statuses.count - 1)]
+        if status.code < 300, let batch = try? JSONDecoder().decode(SightingBatch.self, from: Data(body.readableBytesView)) {
+            received.withLockedValue { $0.append(batch) }
+        }
+        return status
+    }
+
+    final class Handler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        let server: NIOLockedValueBox<ScriptedIngestServer?>
+        let body = NIOLockedValueBox(ByteBuffer())
+
+        init(server: NIOLockedValueBox<ScriptedIngestServer?>) { self.server = server }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head:
+                body.withLockedValue { $0.clear() }
+            case .body(var part):
+                _ = body.withLockedValue { $0.writeBuffer(&part) }
+            case .end:
+                let status = server.withLockedValue { $0 }?.answer(body.withLockedValue { $0 }) ?? .internalServerError
+                let head = HTTPResponseHead(version: .http1_1, status: status, headers: ["Content-Length": "0"])
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
+    }
+}
+
+@Suite("Gateway uploader")
+struct GatewayUploaderTests {
+    static func sighting(_ time: Double) -> Sighting {
+        let identity = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 1001)
+        return Sighting(time: time, receiver: "door", address: BluetoothAddress("AA:BB:CC:DD:EE:01")!, rssi: -60,
+                        frame: .iBeacon(IBeaconFrame(identity: identity, measuredPower: MeasuredPower(-59))))
+    }
+
+    static func configuration(_ server: URL) -> GatewayUploader.Configuration {
+        var configuration = GatewayUploader.Configuration(server: server, token: "px_test")
+        configuration.batchSize = 4
+        configuration.bufferLimit = 10
+        configuration.firstRetryPause = .milliseconds(1)
+        configuration.maxRetryPause = .milliseconds(2)
+        return configuration
+    }
+
+    @Test func theBufferKeepsTheNewestWhenFull() async throws {
+        let uploader = GatewayUploader(configuration: Self.configuration(URL(string: "http://127.0.0.1:9")!), firstSequence: 0)
+        for time in 0..<25 { await uploader.enqueue(Self.sighting(Double(time))) }
+        #expect(await uploader.pending == 10)
+        #expect(await uploader.statistics.dropped == 15)
+    }
+
+    @Test func busyAnswersAreRetriedAndEveryBatchArrivesOnceInOrder() async throws {
+        let server = try await ScriptedIngestServer(statuses: [.serviceUnavailable, .tooManyRequests, .accepted])
+        let uploader = GatewayUploader(configuration: Self.configuration(server.url), firstSequence: 100)
+        let (source, continuation) = AsyncThrowingStream<Sighting, any Error>.makeStream()
+        for time in 0..<10 { continuation.yield(Self.sighting(Double(time))) }
+        continuation.finish()
+        try await uploader.run(source: source)
+        let statistics = await uploader.statistics
+        #expect(statistics.retries == 2)
+        #expect(statistics.posted == 10)
+        #expect(server.batches.map(\.sequence) == [100, 101, 102])
+        #expect(server.batches.flatMap(\.sightings).map(\.time) == (0..<10).map(Double.init))
+        try await server.channel.close()
+    }
+
+    @Test func aRefusalIsNotRetried() async throws {
+        let server = try await ScriptedIngestServer(statuses: [.unauthorized])
+        let uploader = GatewayUploader(configuration: Self.configuration(server.url), firstSequence: 0)
+        for time in 0..<4 { await uploader.enqueue(Self.sighting(Double(time))) }
+        await #expect(throws: GatewayUploader.Refused.self) { try await uploader.flush(onlyFull: false) }
+        #expect(await uploader.statistics.retries == 0)
+        try await server.channel.close()
+    }
+}

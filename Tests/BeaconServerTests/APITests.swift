@@ -165,8 +165,8 @@ struct APITests {
                 #expect(response.errorField == "state")
             }
             try await client.execute(uri: "/v1/organisations/\(harness.office.organisation.id.uuidString)/directory?format=csv", method: .get, headers: harness.headers(.readOnly)) { response in
-                #expect(response.text.hasPrefix("uuid,major,site,minor,category,category_name,label,x,y\n"))
-                #expect(response.text.contains(",1,Bloomington Office,1001,1,Conference Room,Mordor,12,8\n"))
+                #expect(response.text.hasPrefix("uuid,major,site,address,plan_width,plan_height,minor,category,category_name,label,x,y\n"))
+                #expect(response.text.contains(",1,Bloomington Office,\"9555 James Ave S, Bloomington, MN\",60,40,1001,1,Conference Room,Mordor,12,8\n"))
             }
             try await client.execute(uri: "/v1/gateways", method: .post, headers: harness.headers(.admin), body: ByteBuffer(string: #"{"name":"till"}"#)) { response in
                 #expect(response.status == .created)

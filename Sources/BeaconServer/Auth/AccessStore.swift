@@ -60,6 +60,7 @@ extension Store {
     }
 
     static func insertToken(name: String, role: Role, gatewayID: String?, secret: String?, db: any SQLDatabase) async throws -> IssuedToken {
+        try NameText.check(name, field: "name")
         let token = secret ?? TokenHashing.generate()
         guard token.count >= 16 else {
             throw RegistryError(.invalid, field: "token", "a token must have at least 16 characters")
@@ -94,6 +95,7 @@ extension Store {
         guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw RegistryError(.invalid, field: "name", "a gateway needs a name")
         }
+        try NameText.check(name, field: "name")
         return try await database.transaction { db in
             if try await db.raw("SELECT id FROM gateways WHERE name = \(bind: name)").first() != nil {
                 throw RegistryError(.conflict, field: "name", "a gateway named '\(name)' already exists")

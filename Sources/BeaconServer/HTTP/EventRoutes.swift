@@ -42,8 +42,9 @@ extension ProximaServer {
             }
         })
         router.get("/v1/webhooks") { [store] _, context in
-            try context.require(.read)
-            return try Self.json(try await store.webhooks())
+            let principal = try context.require(.read)
+            let webhooks = try await store.webhooks()
+            return try Self.json(principal.role == .admin ? webhooks : webhooks.map(\.redacted))
         }
         router.post("/v1/webhooks") { [store] request, context in
             try context.require(.administer)

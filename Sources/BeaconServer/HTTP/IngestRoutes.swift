@@ -16,8 +16,15 @@ extension ProximaServer {
                 error.headers[.retryAfter] = String(max(1, Int(wait.rounded(.up))))
                 throw error
             }
-            let buffer = try await request.body.collect(upTo: self.configuration.maxBatchBytes)
-            let batch = try self.decodeBatch(buffer)
+            let batch: SightingBatch
+            do {
+                let buffer = try await request.body.collect(upTo: self.configuration.maxBatchBytes)
+                batch = try self.decodeBatch(buffer)
+            } catch {
+                // Every refused body counts (400 malformed, 413 too large), not only floods.
+                self.metrics.refusedBatches.increment()
+                throw error
+            }
             let result = try await self.accept(batch, gatewayID: gatewayID)
             return try Self.json(IngestReply(accepted: result.accepted, duplicate: result.duplicate, events: result.events.count), status: .accepted)
         }

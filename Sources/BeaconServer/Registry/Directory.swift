@@ -28,14 +28,17 @@ public struct Directory: Sendable, Hashable, Codable {
     public var categories: [String: String]
     public var locations: [Location]
 
-    public static let csvColumns = ["uuid", "major", "site", "minor", "category", "category_name", "label", "x", "y"]
+    public static let csvColumns = ["uuid", "major", "site", "address", "plan_width", "plan_height",
+                                    "minor", "category", "category_name", "label", "x", "y"]
 
-    /// One line per minor, each repeating its location.
+    /// One line per minor, each repeating its location, so the CSV carries everything the JSON
+    /// form does and a CSV round trip loses nothing.
     public func csv() -> String {
         var rows = [Self.csvColumns]
         for location in locations {
             for entry in location.minors {
-                rows.append([location.uuid.uuidString, String(location.major), location.name, String(entry.minor),
+                rows.append([location.uuid.uuidString, String(location.major), location.name, location.address,
+                             format(location.planWidth), format(location.planHeight), String(entry.minor),
                              String(entry.category), categories[String(entry.category)] ?? "", entry.label,
                              format(entry.x), format(entry.y)])
             }
@@ -47,7 +50,9 @@ public struct Directory: Sendable, Hashable, Codable {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
 
-    /// Reads the CSV form for an organisation; line and column name each refusal.
+    /// Reads the CSV form for an organisation; line and column name each refusal. Every row must
+    /// carry one of the organisation's proximity UUIDs: an import touches only the organisation
+    /// it names. Files without the address and plan columns (older exports) still read.
     public static func parseCSV(_ text: String, organisation: Organisation) throws(ServerInputError) -> Directory {
         let table = try CSV.Table(text: text, required: ["uuid", "major", "site", "minor", "label"])
         var categories: [String: String] = [:]
@@ -56,6 +61,10 @@ public struct Directory: Sendable, Hashable, Codable {
             let uuidText = try table.required("uuid", row: row)
             guard let uuid = UUID(uuidString: uuidText) else {
                 throw ServerInputError(field: "line \(row + 2), column uuid", reason: "expected a UUID like E2C56DB5-DFFB-48D2-B060-D0F5A71096E0, found '\(uuidText)'")
+            }
+            guard organisation.proximityUUIDs.contains(uuid) else {
+                throw ServerInputError(field: "line \(row + 2), column uuid",
+                    reason: "expected a proximity UUID of organisation '\(organisation.name)' (\(organisation.proximityUUIDs.map(\.uuidString).joined(separator: ", "))), found \(uuid.uuidString)")
             }
             let major = try sixteenBits(table.int("major", row: row), column: "major", row: row)
             let minor = try sixteenBits(table.int("minor", row: row), column: "minor", row: row)
@@ -66,8 +75,10 @@ public struct Directory: Sendable, Hashable, Codable {
             if let index = locations.firstIndex(where: { $0.uuid == uuid && $0.major == major }) {
                 locations[index].minors.append(entry)
             } else {
-                locations.append(Location(uuid: uuid, major: major, name: try table.required("site", row: row), address: "",
-                                          planWidth: 0, planHeight: 0, minors: [entry]))
+                locations.append(Location(uuid: uuid, major: major, name: try table.required("site", row: row),
+                                          address: table.text("address", row: row) ?? "",
+                                          planWidth: try table.double("plan_width", row: row) ?? 0,
+                                          planHeight: try table.double("plan_height", row: row) ?? 0, minors: [entry]))
             }
         }
         return Directory(organisation: organisation, categories: categories, locations: locations)
@@ -81,6 +92,36 @@ public struct Directory: Sendable, Hashable, Codable {
             throw ServerInputError(field: "line \(row + 2), column \(column)", reason: "expected a value in 0…65535, found \(value)")
         }
         return number
+    }
+}
+
+extension Directory {
+    /// Refuses control characters in any name or label and minors outside their category's
+    /// group, naming the field, before anything is written.
+    func checkNamesAndMinors() throws(RegistryError) {
+        let plan = NumberingPlan()
+        try NameText.check(organisation.name, field: "organisation.name")
+        for (code, name) in categories {
+            try NameText.check(name, field: "categories.\(code)")
+        }
+        for (index, location) in locations.enumerated() {
+            try NameText.check(location.name, field: "locations[\(index)].name")
+            try NameText.check(location.address, field: "locations[\(index)].address")
+            for (entryIndex, entry) in location.minors.enumerated() {
+                let field = "locations[\(index)].minors[\(entryIndex)]"
+                try NameText.check(entry.label, field: "\(field).label")
+                let range: ClosedRange<Int>
+                do {
+                    range = try plan.minors(ofCategory: entry.category)
+                } catch {
+                    throw RegistryError(.invalid, field: "\(field).category", error.message)
+                }
+                guard range.contains(Int(entry.minor)) else {
+                    throw RegistryError(.invalid, field: "\(field).minor",
+                        "expected a minor of category \(entry.category) in \(range.lowerBound)…\(range.upperBound), found \(entry.minor)")
+                }
+            }
+        }
     }
 }
 
@@ -110,12 +151,21 @@ extension Store {
     }
 
     /// Imports a directory in one transaction: creates the organisation when new, and adds or
-    /// updates its categories, sites (by uuid and major) and zones (by minor).
+    /// updates its categories, sites (by uuid and major) and zones (by minor). Only the named
+    /// organisation changes: a location under another organisation's proximity UUID is refused.
     public func importDirectory(_ directory: Directory) async throws {
+        try directory.checkNamesAndMinors()
         try await database.transaction { db in
             let existing = try await db.raw("SELECT id FROM organisations WHERE id = \(bind: directory.organisation.id.uuidString)").first()
             if existing == nil {
                 try await Self.insertOrganisation(directory.organisation, db: db)
+            }
+            let owned = Set(try await db.raw("""
+                SELECT uuid FROM organisation_uuids WHERE organisation_id = \(bind: directory.organisation.id.uuidString)
+                """).all().map { try $0.uuid("uuid") })
+            for (index, location) in directory.locations.enumerated() where !owned.contains(location.uuid) {
+                throw RegistryError(.invalid, field: "locations[\(index)].uuid",
+                    "expected a proximity UUID of organisation \(directory.organisation.id.uuidString), found \(location.uuid.uuidString), which it does not own; an import changes only the organisation it names")
             }
             for (key, name) in directory.categories {
                 guard let code = Int(key), NumberingPlan.categories.contains(code) else {

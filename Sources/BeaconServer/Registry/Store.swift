@@ -18,6 +18,7 @@ public struct Store: Sendable {
         guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw RegistryError(.invalid, field: "name", "an organisation needs a name")
         }
+        try NameText.check(name, field: "name")
         guard !proximityUUIDs.isEmpty else {
             throw RegistryError(.invalid, field: "proximityUUIDs", "an organisation needs at least one proximity UUID")
         }
@@ -59,6 +60,7 @@ public struct Store: Sendable {
 
     public func setCategory(_ category: Category) async throws {
         _ = try plan.minors(ofCategory: category.code)
+        try NameText.check(category.name, field: "name")
         try await database.transaction { db in
             try await Self.upsertCategory(category, db: db)
         }
@@ -91,6 +93,8 @@ public struct Store: Sendable {
         guard !new.name.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw RegistryError(.invalid, field: "name", "a site needs a name")
         }
+        try NameText.check(new.name, field: "name")
+        try NameText.check(new.address, field: "address")
         guard new.planWidth >= 0, new.planHeight >= 0, new.planWidth.isFinite, new.planHeight.isFinite else {
             throw RegistryError(.invalid, field: "planWidth", "the floor plan size must be finite metres >= 0, found \(new.planWidth) × \(new.planHeight)")
         }
@@ -212,10 +216,18 @@ public struct Store: Sendable {
         if let date = new.installedOn, !isISODate(date) {
             throw RegistryError(.invalid, field: "installedOn", "expected a date as yyyy-MM-dd, found '\(date)'")
         }
+        try NameText.check(new.label, field: "label")
+        try NameText.check(new.battery, field: "battery")
         let used = Set(try await db.raw("SELECT minor FROM zones WHERE site_id = \(bind: site.id)").all().map { try $0.uint16("minor") })
         let minor: UInt16
         if let requested = new.minor {
-            // A known minor means a replacement transmitter for an existing zone.
+            // A known minor means a replacement transmitter for an existing zone; it must still
+            // lie in its category's group, or the category would lie about the zone.
+            let range = try plan.minors(ofCategory: new.category)
+            guard range.contains(Int(requested)) else {
+                throw RegistryError(.invalid, field: "minor",
+                    "expected a minor of category \(new.category) in \(range.lowerBound)…\(range.upperBound), found \(requested)")
+            }
             minor = requested
         } else {
             minor = try plan.nextMinor(category: new.category, used: used, siteName: site.name)

@@ -11,6 +11,14 @@ public struct ServerConfiguration: Sendable {
     public var exitAfter: Double?
     /// How often stream readers look for events stored by other instances.
     public var eventPollInterval: Duration = .milliseconds(250)
+    /// A new connection must deliver its first complete request head (request line and
+    /// headers) within this time, or it is answered 408 and closed.
+    public var requestHeadTimeout: Duration = .seconds(10)
+    /// A connection with no request in progress, or one whose next request stops arriving part
+    /// way, is closed after this long without a complete request part.
+    public var idleTimeout: Duration = .seconds(30)
+    /// Largest request head in bytes; a larger one is answered 431 and the connection closed.
+    public var maxHeaderBytes = 16 * 1024
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

@@ -3,24 +3,33 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresKit
+import ServiceLifecycle
 import SQLKit
 import SQLiteKit
+import Synchronization
 
 /// The SQL database behind the store: one serialised SQLite connection, or a PostgreSQL pool.
 /// Every statement goes through `read` or `transaction`, so each backend keeps its own
 /// concurrency rules and the store's SQL is written once.
-public final class ProximaDatabase: Sendable {
+///
+/// The server runs it as a service of its service group (`connect`, then `run` in the group,
+/// `migrate` once running): the group starts it before the HTTP server and, on shutdown, stops
+/// it after the server has drained. One-shot users (tests, benchmarks) call `open` and `close`.
+public final class ProximaDatabase: Service, Sendable {
     public enum Dialect: Sendable { case sqlite, postgres }
 
     private enum Backend: Sendable {
         case sqlite(SQLiteConnection, AsyncMutex)
-        case postgres(PostgresClient, Task<Void, Never>)
+        case postgres(PostgresClient)
     }
 
     public let dialect: Dialect
     public let location: DatabaseLocation
     private let backend: Backend
     private let logger: Logger
+    /// The pool's run loop when `open` started it outside a service group.
+    private let standaloneRunner = Mutex<Task<Void, Never>?>(nil)
+    let sqliteClosed = Mutex(false)
 
     private init(dialect: Dialect, location: DatabaseLocation, backend: Backend, logger: Logger) {
         self.dialect = dialect
@@ -29,41 +38,66 @@ public final class ProximaDatabase: Sendable {
         self.logger = logger
     }
 
-    /// Opens the database and runs pending migrations.
+    /// Opens the database for a caller without a service group: starts the PostgreSQL pool's run
+    /// loop itself and runs pending migrations. Call `close()` exactly once afterwards.
     public static func open(_ location: DatabaseLocation, logger: Logger = Logger(label: "proxima.database")) async throws -> ProximaDatabase {
-        let database: ProximaDatabase
-        switch location {
-        case .sqliteFile(let path):
-            let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-            database = ProximaDatabase(dialect: .sqlite, location: location, backend: .sqlite(connection, AsyncMutex()), logger: logger)
-        case .sqliteMemory:
-            let connection = try await SQLiteConnection.open(storage: .memory, logger: logger)
-            database = ProximaDatabase(dialect: .sqlite, location: location, backend: .sqlite(connection, AsyncMutex()), logger: logger)
-        case .postgres(let host, let port, let user, let password, let name):
-            var configuration = PostgresClient.Configuration(host: host, port: port, username: user,
-                                                             password: password, database: name, tls: .disable)
-            configuration.options.maximumConnections = 8
-            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-            let runner = Task { await client.run() }
-            database = ProximaDatabase(dialect: .postgres, location: location, backend: .postgres(client, runner), logger: logger)
+        let database = try await connect(location, logger: logger)
+        if case .postgres(let client) = database.backend {
+            database.standaloneRunner.withLock { $0 = Task { await client.run() } }
         }
         do {
-            if case .sqlite = database.dialect {
-                try await database.read { db in
-                    // WAL keeps readers off the writer's back; NORMAL sync is durable across
-                    // application crashes, which is what a gateway store needs.
-                    try await db.raw("PRAGMA journal_mode=WAL").run()
-                    try await db.raw("PRAGMA synchronous=NORMAL").run()
-                    try await db.raw("PRAGMA foreign_keys=ON").run()
-                    try await db.raw("PRAGMA busy_timeout=5000").run()
-                }
-            }
-            try await Migrations.run(on: database)
+            try await database.migrate()
         } catch {
             await database.close()
             throw error
         }
         return database
+    }
+
+    /// Opens the SQLite file or makes the PostgreSQL pool, without running anything: run the
+    /// result as a service, then `migrate()`.
+    public static func connect(_ location: DatabaseLocation, logger: Logger = Logger(label: "proxima.database")) async throws -> ProximaDatabase {
+        switch location {
+        case .sqliteFile(let path):
+            let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            return ProximaDatabase(dialect: .sqlite, location: location, backend: .sqlite(connection, AsyncMutex()), logger: logger)
+        case .sqliteMemory:
+            let connection = try await SQLiteConnection.open(storage: .memory, logger: logger)
+            return ProximaDatabase(dialect: .sqlite, location: location, backend: .sqlite(connection, AsyncMutex()), logger: logger)
+        case .postgres(let host, let port, let user, let password, let name):
+            var configuration = PostgresClient.Configuration(host: host, port: port, username: user,
+                                                             password: password, database: name, tls: .disable)
+            configuration.options.maximumConnections = 8
+            let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+            return ProximaDatabase(dialect: .postgres, location: location, backend: .postgres(client), logger: logger)
+        }
+    }
+
+    /// Holds the database open until the service group shuts down (or cancels), then closes
+    /// it; for PostgreSQL this is the pool's run loop.
+    public func run() async throws {
+        switch backend {
+        case .sqlite:
+            try? await gracefulShutdown()
+            await close()
+        case .postgres(let client):
+            await cancelWhenGracefulShutdown { await client.run() }
+        }
+    }
+
+    /// Applies the connection settings and pending migrations; needs the database running.
+    public func migrate() async throws {
+        if case .sqlite = dialect {
+            try await read { db in
+                // WAL keeps readers off the writer's back; NORMAL sync is durable across
+                // application crashes, which is what a gateway store needs.
+                try await db.raw("PRAGMA journal_mode=WAL").run()
+                try await db.raw("PRAGMA synchronous=NORMAL").run()
+                try await db.raw("PRAGMA foreign_keys=ON").run()
+                try await db.raw("PRAGMA busy_timeout=5000").run()
+            }
+        }
+        try await Migrations.run(on: self)
     }
 
     /// Runs statements outside a transaction.
@@ -79,7 +113,7 @@ public final class ProximaDatabase: Sendable {
                 await mutex.unlock()
                 throw error
             }
-        case .postgres(let client, _):
+        case .postgres(let client):
             return try await client.withConnection { connection in
                 try await body(connection.sql())
             }
@@ -102,15 +136,20 @@ public final class ProximaDatabase: Sendable {
         }
     }
 
-    /// Closes the connection or pool. sqlite-nio asserts when a connection is dropped open, so
-    /// every owner calls this exactly once.
+    /// Closes the connection, or stops the pool `open` started. sqlite-nio asserts when a
+    /// connection is dropped open, so every `open` is paired with this; a second call does nothing.
     public func close() async {
         switch backend {
         case .sqlite(let connection, let mutex):
             await mutex.lock()
-            try? await connection.close()
+            let alreadyClosed = sqliteClosed.withLock { closed in
+                defer { closed = true }
+                return closed
+            }
+            if !alreadyClosed { try? await connection.close() }
             await mutex.unlock()
-        case .postgres(_, let runner):
+        case .postgres:
+            guard let runner = standaloneRunner.withLock({ $0.take() }) else { return }
             runner.cancel()
             await runner.value
         }

@@ -30,7 +30,12 @@ public final class ProximaServer: Sendable {
         self.webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger)
     }
 
-    /// Stops outgoing deliveries; the owner closes the database afterwards.
+    /// What the server needs running beside its HTTP service, to put before it in a service
+    /// group (the webhook client).
+    public var services: [any Service] { [HTTPClientService(client: httpClient)] }
+
+    /// Stops outgoing deliveries, for users that run the router without a service group (tests);
+    /// the owner closes the database afterwards.
     public func shutdown() async {
         try? await httpClient.shutdown()
     }

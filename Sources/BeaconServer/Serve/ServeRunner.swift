@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// `proxima serve`: opens (and migrates) the store, makes sure an admin can get in, optionally
 /// seeds the retail demo, then serves until SIGINT or SIGTERM and closes everything in order.
@@ -22,15 +23,43 @@ public enum ServeRunner {
     }
 
     /// Runs until shut down. `announce` receives the lines a user must see once (address, token).
+    ///
+    /// One service group holds the database, the webhook client and the HTTP application, in
+    /// that order: the group starts them in order and, on SIGINT or SIGTERM, stops them in
+    /// reverse, so requests drain before deliveries stop and the database closes last.
     public static func run(_ options: Options, logger: Logger, announce: @escaping @Sendable (String) -> Void) async throws {
-        let database = try await ProximaDatabase.open(options.database, logger: logger)
-        let store = Store(database: database)
+        let (group, _) = try await serviceGroup(options, logger: logger, gracefulShutdownSignals: [.sigterm, .sigint], announce: announce)
+        try await group.run()
+    }
+
+    /// The group `run` runs, and the server in it; tests trigger its shutdown themselves.
+    static func serviceGroup(_ options: Options, logger: Logger, gracefulShutdownSignals: [UnixSignal],
+                             announce: @escaping @Sendable (String) -> Void) async throws -> (ServiceGroup, ProximaServer) {
+        let database = try await ProximaDatabase.connect(options.database, logger: logger)
         var configuration = ServerConfiguration(instanceName: options.instanceName)
         configuration.exitAfter = options.exitAfter
         configuration.batchesPerSecond = options.batchesPerSecond
         configuration.batchBurst = options.batchesPerSecond * 2
-        let server = ProximaServer(store: store, configuration: configuration, logger: logger)
-        do {
+        let server = ProximaServer(store: Store(database: database), configuration: configuration, logger: logger)
+        let application = ApplicationService(options: options, server: server, logger: logger, announce: announce)
+        let group = ServiceGroup(configuration: .init(
+            services: [database] + server.services + [application],
+            gracefulShutdownSignals: gracefulShutdownSignals,
+            logger: logger))
+        return (group, server)
+    }
+
+    /// Prepares the store once the database runs (migrations, first admin token, demo seed),
+    /// then serves HTTP until the group shuts down.
+    struct ApplicationService: Service {
+        let options: Options
+        let server: ProximaServer
+        let logger: Logger
+        let announce: @Sendable (String) -> Void
+
+        func run() async throws {
+            let store = server.store
+            try await store.database.migrate()
             if let secret = options.adminToken {
                 if try await store.authenticate(token: secret) == nil {
                     _ = try await store.issueToken(name: "admin (from environment)", role: .admin, secret: secret)
@@ -49,17 +78,13 @@ public enum ServeRunner {
                 announce("  curl -N -H 'Authorization: Bearer \(viewer.token)' http://\(options.host):\(options.port)/v1/events")
             }
             let host = options.host
-            let app = server.makeApplication(host: host, port: options.port, services: services) { channel in
-                let port = channel.localAddress?.port ?? options.port
-                announce("listening on http://\(host):\(port) (database \(options.database))")
+            let port = options.port
+            let database = options.database
+            let announce = self.announce
+            let app = server.makeApplication(host: host, port: port, services: services) { channel in
+                announce("listening on http://\(host):\(channel.localAddress?.port ?? port) (database \(database))")
             }
-            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
-        } catch {
-            await server.shutdown()
-            await database.close()
-            throw error
+            try await app.run()
         }
-        await server.shutdown()
-        await database.close()
     }
 }

@@ -15,22 +15,13 @@ public struct ChoiceError: Error, CustomStringConvertible, Sendable, Hashable {
 
 /// The RSSI filters by name: `kalman`, `trimmed-mean` (AltBeacon's running average), `arma`
 /// (AltBeacon's ARMA) and `none`.
-public enum RSSIFilterChoice: String, CaseIterable, Sendable, LosslessStringConvertible {
+public enum RSSIFilterChoice: String, NamedChoice {
     case kalman
     case trimmedMean = "trimmed-mean"
     case arma
     case none
 
-    public init?(_ description: String) { self.init(rawValue: description.lowercased()) }
-
-    public init(parsing text: String) throws(ChoiceError) {
-        guard let choice = Self(text) else {
-            throw ChoiceError(setting: "RSSI filter", expected: Self.allCases.spelled, found: text)
-        }
-        self = choice
-    }
-
-    public var description: String { rawValue }
+    public static let setting = "RSSI filter"
 
     public var filter: RSSIFilter {
         switch self {
@@ -44,22 +35,13 @@ public enum RSSIFilterChoice: String, CaseIterable, Sendable, LosslessStringConv
 
 /// The distance models by name: `log-distance` (its exponent is a separate number),
 /// `altbeacon` (the Nexus 5 curve), `nexus4` and `bleacon`.
-public enum DistanceModelChoice: String, CaseIterable, Sendable, LosslessStringConvertible {
+public enum DistanceModelChoice: String, NamedChoice {
     case logDistance = "log-distance"
     case altBeacon = "altbeacon"
     case nexus4
     case bleacon
 
-    public init?(_ description: String) { self.init(rawValue: description.lowercased()) }
-
-    public init(parsing text: String) throws(ChoiceError) {
-        guard let choice = Self(text) else {
-            throw ChoiceError(setting: "distance model", expected: Self.allCases.spelled, found: text)
-        }
-        self = choice
-    }
-
-    public var description: String { rawValue }
+    public static let setting = "distance model"
 
     /// The model; `pathLossExponent` is the n of log-distance and unused by the curve fits.
     public func model(pathLossExponent: Double = 2) -> DistanceModel {
@@ -127,11 +109,23 @@ public enum ExitRuleChoice: Sendable, Hashable, CaseIterable, LosslessStringConv
     }
 }
 
-extension Array where Element: RawRepresentable<String> {
-    /// "a, b, c or d".
-    fileprivate var spelled: String {
-        let names = map(\.rawValue)
-        guard let last = names.last else { return "" }
-        return names.count == 1 ? last : names.dropLast().joined(separator: ", ") + " or " + last
+/// A setting spelled as one of a fixed list of words, case-insensitively.
+public protocol NamedChoice: RawRepresentable<String>, CaseIterable, Sendable, LosslessStringConvertible {
+    /// What it sets, for errors, e.g. "RSSI filter".
+    static var setting: String { get }
+}
+
+extension NamedChoice {
+    public init?(_ description: String) { self.init(rawValue: description.lowercased()) }
+
+    public init(parsing text: String) throws(ChoiceError) {
+        guard let choice = Self(text) else {
+            let names = Self.allCases.map(\.rawValue)
+            let expected = names.count > 1 ? names.dropLast().joined(separator: ", ") + " or " + names[names.count - 1] : names.joined()
+            throw ChoiceError(setting: Self.setting, expected: expected, found: text)
+        }
+        self = choice
     }
+
+    public var description: String { rawValue }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconHCI
 import BeaconKit
 import Foundation
+import Synchronization
 
 struct Advertise: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -76,7 +77,12 @@ struct Advertise: AsyncParsableCommand {
             printError("\(error)")
             throw ExitCode.failure
         }
-        printLive("Controller \(endpoint)\(transport.channelNote.map { " (\($0))" } ?? "")")
+        do {
+            try StandardOutput.line("Controller \(endpoint)\(transport.channelNote.map { " (\($0))" } ?? "")")
+        } catch {
+            transport.close()
+            throw error
+        }
         var writers: [any CaptureWriter] = []
         if let record {
             do {
@@ -90,19 +96,35 @@ struct Advertise: AsyncParsableCommand {
         defer { for writer in writers { try? writer.close() } }
         let host = HostController(transport: transport, recorders: writers)
         let linkEvents = await host.events()
+        // The progress callback cannot throw: it keeps the first failed write for after the start.
+        let progressFailure = Mutex<StandardOutputError?>(nil)
         do {
-            printLive(transport.isSharedWithKernel
+            try StandardOutput.line(transport.isSharedWithKernel
                 ? "Raw channel shared with the kernel: no Reset"
                 : "Reset, then enable LE Meta events")
             try await host.prepareForLE()
-            try await BeaconAdvertiser.start(frame, interval: interval, on: host) { step in printLive(step.summary) }
+            try await BeaconAdvertiser.start(frame, interval: interval, on: host) { step in
+                do throws(StandardOutputError) { try StandardOutput.line(step.summary) } catch {
+                    progressFailure.withLock { $0 = $0 ?? error }
+                }
+            }
+        } catch let error as StandardOutputError {
+            await host.close()
+            throw error
         } catch {
             printError("\(error)")
             await host.close()
             throw ExitCode.failure
         }
-        printLive("Advertising iBeacon \(frame.identity.uuid.uuidString) major \(frame.identity.major) minor \(frame.identity.minor) "
-                  + "power \(frame.measuredPower.dBm) dBm every \(interval). Press Ctrl-C to stop.")
+        do {
+            if let failure = progressFailure.withLock({ $0 }) { throw failure }
+            try StandardOutput.line("Advertising iBeacon \(frame.identity.uuid.uuidString) major \(frame.identity.major) minor \(frame.identity.minor) "
+                                    + "power \(frame.measuredPower.dBm) dBm every \(interval). Press Ctrl-C to stop.")
+        } catch {
+            try? await BeaconAdvertiser.stop(on: host)
+            await host.close()
+            throw error
+        }
 
         let watcher = Task { () -> String? in
             do {
@@ -127,7 +149,8 @@ struct Advertise: AsyncParsableCommand {
         }
         switch outcome {
         case .signal(let number):
-            printLive("\(number.map(ProcessSignals.name) ?? "Stop") received: \(BeaconAdvertiser.stopStep.summary)")
+            // Advertising is disabled whether or not the line about it could be written.
+            let announced = Result { try StandardOutput.line("\(number.map(ProcessSignals.name) ?? "Stop") received: \(BeaconAdvertiser.stopStep.summary)") }
             do {
                 try await BeaconAdvertiser.stop(on: host)
             } catch {
@@ -136,7 +159,8 @@ struct Advertise: AsyncParsableCommand {
                 throw ExitCode.failure
             }
             await host.close()
-            printLive("Advertising stopped.")
+            try announced.get()
+            try StandardOutput.line("Advertising stopped.")
         case .link(let message):
             printError(message ?? "the controller link closed")
             await host.close()

@@ -41,7 +41,8 @@ struct Calibrate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let sightings = try await source.makeSightings()
+        let opened = try await source.open()
+        let sightings = opened.sightings
         let wanted = duration
         let collecting = Task { () throws -> CalibrationCollector in
             var collector = CalibrationCollector(target: try target())
@@ -52,7 +53,7 @@ struct Calibrate: AsyncParsableCommand {
             return collector
         }
         // A live source that goes quiet must not hold the command forever.
-        let deadline: Task<Void, Never>? = source.deliversLiveTime ? Task {
+        let deadline: Task<Void, Never>? = opened.timing == .live ? Task {
             try? await Task.sleep(nanoseconds: UInt64((wanted + 5) * 1_000_000_000))
             collecting.cancel()
         } : nil
@@ -63,18 +64,18 @@ struct Calibrate: AsyncParsableCommand {
             throw EngineCommandError(error.description)
         }
         if json {
-            print(Terminal.jsonLine(report))
+            try StandardOutput.jsonLine(report)
             return
         }
-        print("beacon              \(report.identity)")
+        try StandardOutput.line("beacon              \(report.identity)")
         if !collector.otherIdentities.isEmpty {
-            print("also heard          \(collector.otherIdentities.map(\.description).joined(separator: ", ")) (use --beacon to choose)")
+            try StandardOutput.line("also heard          \(collector.otherIdentities.map(\.description).joined(separator: ", ")) (use --beacon to choose)")
         }
-        print("samples             \(report.sampleCount) over \(String(format: "%.1f", report.duration)) s")
-        print("mean                \(String(format: "%.2f", report.mean)) dBm")
-        print("trimmed mean (10 %) \(String(format: "%.2f", report.trimmedMean)) dBm")
-        print("median              \(String(format: "%.1f", report.median)) dBm")
-        print("standard deviation  \(String(format: "%.2f", report.standardDeviation)) dB")
-        print("measured power to set: \(report.measuredPower.dBm) dBm (0x\(String(format: "%02X", report.measuredPower.byte)))")
+        try StandardOutput.line("samples             \(report.sampleCount) over \(String(format: "%.1f", report.duration)) s")
+        try StandardOutput.line("mean                \(String(format: "%.2f", report.mean)) dBm")
+        try StandardOutput.line("trimmed mean (10 %) \(String(format: "%.2f", report.trimmedMean)) dBm")
+        try StandardOutput.line("median              \(String(format: "%.1f", report.median)) dBm")
+        try StandardOutput.line("standard deviation  \(String(format: "%.2f", report.standardDeviation)) dB")
+        try StandardOutput.line("measured power to set: \(report.measuredPower.dBm) dBm (0x\(String(format: "%02X", report.measuredPower.byte)))")
     }
 }

@@ -1,7 +1,8 @@
 import ArgumentParser
 import BeaconHCI
 
-/// The controller a transmitting command talks to.
+/// The controller a command talks to: the transmitting commands use it alone, the scanning
+/// ones as part of ``SourceOptions``.
 struct ControllerOptions: ParsableArguments {
     @Option(help: "Linux HCI device, e.g. hci0.")
     var device: String?
@@ -9,7 +10,7 @@ struct ControllerOptions: ParsableArguments {
     @Option(help: "H4 controller on a unix stream socket, e.g. /tmp/bt-server-le.")
     var h4: String?
 
-    @Option(help: "H4 controller on a serial device, DEV[@BAUD][,noflow], e.g. /dev/ttyACM0@1000000.")
+    @Option(help: "H4 controller on a serial device, DEV[@BAUD][,noflow] (default 1000000 baud, RTS/CTS on), e.g. /dev/ttyACM0@1000000.")
     var serial: String?
 
     func validate() throws {

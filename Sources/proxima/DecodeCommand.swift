@@ -2,8 +2,6 @@ import ArgumentParser
 import BeaconKit
 import Foundation
 
-extension InputFormat: ExpressibleByArgument {}
-
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decode beacons from hex: advertising data, manufacturer data, an HCI event or a gateway frame.",
@@ -31,18 +29,20 @@ struct Decode: ParsableCommand {
         var failures = 0
         for (index, text) in inputs.enumerated() {
             let label = inputs.count > 1 ? "input \(index + 1): " : ""
-            do {
-                let decoded = try InputDecoder.decode(hex: text, format: format)
-                let beacons = allFormats ? decoded.beacons : decoded.iBeacons
-                guard !beacons.isEmpty else {
-                    failures += 1
-                    printError(label + (allFormats ? decoded.noBeaconReason : decoded.noIBeaconReason))
-                    continue
-                }
-                for beacon in beacons { print(json ? beacon.jsonLine : beacon.description) }
-            } catch {
+            let decoded: DecodedInput
+            do { decoded = try InputDecoder.decode(hex: text, format: format) } catch {
                 failures += 1
                 printError(label + "malformed: \(error)")
+                continue
+            }
+            let beacons = allFormats ? decoded.beacons : decoded.iBeacons
+            guard !beacons.isEmpty else {
+                failures += 1
+                printError(label + (allFormats ? decoded.noBeaconReason : decoded.noIBeaconReason))
+                continue
+            }
+            for beacon in beacons {
+                if json { try StandardOutput.jsonLine(beacon) } else { try StandardOutput.line(beacon.description) }
             }
         }
         if inputs.isEmpty {

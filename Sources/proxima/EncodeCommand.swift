@@ -56,13 +56,11 @@ struct Encode: ParsableCommand {
     func run() throws {
         let advertisement = try advertisement()
         if hcitool {
-            advertisement.hcitoolCommands(device: device).forEach { print($0) }
+            for command in advertisement.hcitoolCommands(device: device) { try StandardOutput.line(command) }
         } else if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(advertisement), as: UTF8.self))
+            try StandardOutput.jsonLine(advertisement)
         } else {
-            print(Hex.string(advertisement.advertisingData))
+            try StandardOutput.line(Hex.string(advertisement.advertisingData))
         }
     }
 }

@@ -19,17 +19,17 @@ struct EngineOptions: ParsableArguments {
     var json = false
 
     @Option(help: ArgumentHelp("When a silent beacon is gone: adaptive, altbeacon (10 s), ios (30 s) or a fixed number of seconds.",
-                               valueName: "RULE"))
-    var exitRule: String = "adaptive"
+                               valueName: "RULE"), transform: { try ExitRuleChoice(parsing: $0) })
+    var exitRule: ExitRuleChoice = .adaptive
 
     @Option(help: "Packets needed before a beacon counts as present.")
     var entryEvidence: Int = 1
 
     @Option(help: "RSSI filter: kalman, trimmed-mean (AltBeacon running average), arma or none.")
-    var filter: String = "kalman"
+    var filter: RSSIFilterChoice = .kalman
 
     @Option(help: "Distance model: log-distance, altbeacon (Nexus 5 curve), nexus4 or bleacon.")
-    var model: String = "log-distance"
+    var model: DistanceModelChoice = .logDistance
 
     @Option(help: "Path-loss exponent n of the log-distance model.")
     var exponent: Double = 2.0
@@ -38,43 +38,15 @@ struct EngineOptions: ParsableArguments {
     var trackingAge: Double = 5
 
     func validate() throws {
-        _ = try configuration()
         for text in regions { _ = try region(text) }
         if entryEvidence < 1 { throw ValidationError("--entry-evidence must be at least 1, got \(entryEvidence)") }
+        guard exponent > 0, exponent.isFinite else { throw ValidationError("--exponent must be positive, found \(exponent)") }
+        guard trackingAge >= 0 else { throw ValidationError("--tracking-age must be 0 or more, found \(trackingAge)") }
     }
 
-    func configuration() throws -> EngineConfiguration {
-        let rule: ExitRule
-        switch exitRule.lowercased() {
-        case "adaptive": rule = .default
-        case "altbeacon": rule = .altBeacon
-        case "ios": rule = .iOSLike
-        default:
-            guard let seconds = Double(exitRule), seconds > 0, seconds.isFinite else {
-                throw ValidationError("--exit-rule expects adaptive, altbeacon, ios or a positive number of seconds, found '\(exitRule)'")
-            }
-            rule = .fixedDelay(seconds: seconds)
-        }
-        let rssiFilter: RSSIFilter
-        switch filter.lowercased() {
-        case "kalman": rssiFilter = .default
-        case "trimmed-mean": rssiFilter = .altBeaconRunningAverage
-        case "arma": rssiFilter = .altBeaconARMA
-        case "none": rssiFilter = .none
-        default: throw ValidationError("--filter expects kalman, trimmed-mean, arma or none, found '\(filter)'")
-        }
-        guard exponent > 0, exponent.isFinite else { throw ValidationError("--exponent must be positive, found \(exponent)") }
-        let distanceModel: DistanceModel
-        switch model.lowercased() {
-        case "log-distance": distanceModel = .logDistance(pathLossExponent: exponent)
-        case "altbeacon": distanceModel = .altBeaconDefault
-        case "nexus4": distanceModel = .curveFit(.nexus4)
-        case "bleacon": distanceModel = .bleacon
-        default: throw ValidationError("--model expects log-distance, altbeacon, nexus4 or bleacon, found '\(model)'")
-        }
-        guard trackingAge >= 0 else { throw ValidationError("--tracking-age must be 0 or more, found \(trackingAge)") }
-        return EngineConfiguration(exitRule: rule, entryEvidence: entryEvidence, trackingAge: trackingAge,
-                                   filter: rssiFilter, distance: DistanceConfiguration(model: distanceModel))
+    var configuration: EngineConfiguration {
+        EngineConfiguration(exitRule: exitRule.rule, entryEvidence: entryEvidence, trackingAge: trackingAge,
+                            filter: filter.filter, distance: DistanceConfiguration(model: model.model(pathLossExponent: exponent)))
     }
 
     func region(_ text: String) throws -> BeaconRegion {
@@ -99,14 +71,31 @@ struct EngineOptions: ParsableArguments {
     }
 }
 
-extension SourceOptions {
-    /// Live sources stamp sightings with the wall clock, so the engine must be ticked with it
-    /// between packets; replays and the simulator carry their own time.
-    var deliversLiveTime: Bool { device != nil || h4 != nil || serial != nil }
-}
-
 /// A refusal at run time (not a usage mistake), printed without the usage text.
 struct EngineCommandError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+extension EngineOptions {
+    /// Runs the engine on the chosen source and hands every event to `output`. When `output`
+    /// throws (standard output failed), the source is stopped and the error rethrown.
+    func run(_ sourceOptions: SourceOptions, monitoring: [BeaconRegion], ranging: [BeaconRegion],
+             output: (BeaconEvent) throws -> Void) async throws {
+        let source = try await sourceOptions.open()
+        let manager = BeaconManager(configuration: configuration)
+        let receiver = self.receiver
+        let running = Task {
+            try await manager.run(source, monitoring: monitoring, ranging: ranging, receiver: receiver,
+                                  notices: { notice in printError("note: \(notice)") })
+        }
+        do {
+            for await event in manager.events { try output(event) }
+        } catch {
+            running.cancel()
+            try? await source.stop()
+            throw error
+        }
+        try await running.value
+    }
 }

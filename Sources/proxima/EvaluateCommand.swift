@@ -39,9 +39,9 @@ struct Evaluate: AsyncParsableCommand {
             FileHandle.standardError.write(Data("\revaluating: \(Int(fraction * 100)) % of \(Int(loaded.duration)) simulated s".utf8))
         } : nil)
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        print(report.text)
+        try StandardOutput.line(report.text)
         let plotPath = plot ?? (scenario.hasSuffix(".json") ? String(scenario.dropLast(5)) : scenario) + ".svg"
         try Data(report.svg.utf8).write(to: URL(fileURLWithPath: plotPath))
-        print("\nPlot: \(plotPath)")
+        try StandardOutput.line("\nPlot: \(plotPath)")
     }
 }

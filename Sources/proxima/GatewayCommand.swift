@@ -45,8 +45,8 @@ struct GatewayCommand: AsyncParsableCommand {
         configuration.bufferLimit = buffer
         configuration.flushInterval = .milliseconds(Int64(interval * 1000))
         let uploader = GatewayUploader(configuration: configuration)
-        try await uploader.run(source: try source.makeSightings())
+        try await uploader.run(source: try await source.open().sightings)
         let statistics = await uploader.statistics
-        print("posted \(statistics.posted) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.dropped) dropped)")
+        try StandardOutput.line("posted \(statistics.posted) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.dropped) dropped)")
     }
 }

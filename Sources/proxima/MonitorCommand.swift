@@ -25,22 +25,18 @@ struct Monitor: AsyncParsableCommand {
         }
         // Ranging the same regions gives the once-a-second heartbeat that refreshes the table.
         let table = Terminal.isInteractive && !engine.json
-        let (events, feeder) = try await EngineRunner.events(
-            source: source, configuration: try engine.configuration(), monitor: regions, range: table ? regions : [], receiver: engine.receiver)
         var view = MonitorTable(regions: regions)
-        for await event in events {
+        try await engine.run(source, monitoring: regions, ranging: table ? regions : []) { event in
             if engine.json {
-                if case .didRange = event { continue }
-                print(Terminal.jsonLine(event))
+                if case .didRange = event { return }
+                try StandardOutput.jsonLine(event)
             } else if table {
                 view.apply(event)
-                if case .didRange = event, event.region.identifier == regions.last?.identifier { print(view.render(), terminator: "") }
+                if case .didRange = event, event.region.identifier == regions.last?.identifier { try StandardOutput.write(view.render()) }
             } else {
-                if let line = MonitorTable.line(for: event) { print(line) }
+                if let line = MonitorTable.line(for: event) { try StandardOutput.line(line) }
             }
-            Terminal.flush()
         }
-        try await feeder.value
     }
 }
 

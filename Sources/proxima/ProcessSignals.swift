@@ -29,11 +29,6 @@ enum ProcessSignals {
     }
 }
 
-/// Prints a line and flushes at once, so a reader on a pipe sees each line live.
-func printLive(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
 /// Dispatch sources are thread-safe to cancel; this box lets the stream's termination do it.
 private final class SignalSources: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]

@@ -17,25 +17,21 @@ struct Range: AsyncParsableCommand {
 
     func run() async throws {
         let regions = try engine.allRegions(simulatedRegions: try source.loadScenario()?.monitoringRegions ?? [])
-        let (events, feeder) = try await EngineRunner.events(
-            source: source, configuration: try engine.configuration(), monitor: [], range: regions, receiver: engine.receiver)
         let table = Terminal.isInteractive && !engine.json
         var latest: [String: [RangedBeacon]] = [:]
-        for await event in events {
-            guard case .didRange(let beacons, let region, let time) = event else { continue }
+        try await engine.run(source, monitoring: [], ranging: regions) { event in
+            guard case .didRange(let beacons, let region, let time) = event else { return }
             if engine.json {
-                print(Terminal.jsonLine(event))
+                try StandardOutput.jsonLine(event)
             } else if table {
                 latest[region.identifier] = beacons
                 if region.identifier == regions.last?.identifier {
-                    print(Self.render(regions: regions, latest: latest, time: time), terminator: "")
+                    try StandardOutput.write(Self.render(regions: regions, latest: latest, time: time))
                 }
             } else {
-                for beacon in beacons { print("\(Terminal.timestamp(time))  \(region.identifier)  " + Self.row(beacon)) }
+                for beacon in beacons { try StandardOutput.line("\(Terminal.timestamp(time))  \(region.identifier)  " + Self.row(beacon)) }
             }
-            Terminal.flush()
         }
-        try await feeder.value
     }
 
     static func render(regions: [BeaconRegion], latest: [String: [RangedBeacon]], time: Double) -> String {

@@ -36,7 +36,7 @@ struct Regions: ParsableCommand {
             region.notifyEntryStateOnStart = notifyStateOnStart
             let store = RegionStore()
             let regions = try store.add(region)
-            print("stored \(region); \(regions.count) region(s) in \(store.url.path)")
+            try StandardOutput.line("stored \(region); \(regions.count) region(s) in \(store.url.path)")
         }
     }
 
@@ -49,16 +49,16 @@ struct Regions: ParsableCommand {
         func run() throws {
             let regions = try RegionStore().load()
             if json {
-                print(Terminal.jsonLine(regions))
+                try StandardOutput.jsonLine(regions)
                 return
             }
-            if regions.isEmpty { print("no stored regions (add one with `proxima regions add UUID[:MAJOR[:MINOR]]`)") }
+            if regions.isEmpty { try StandardOutput.line("no stored regions (add one with `proxima regions add UUID[:MAJOR[:MINOR]]`)") }
             for region in regions {
                 var flags: [String] = []
                 if region.notifyOnEntry { flags.append("entry") }
                 if region.notifyOnExit { flags.append("exit") }
                 if region.notifyEntryStateOnStart { flags.append("state-on-start") }
-                print(Terminal.pad(region.identifier, 24) + Terminal.pad(region.constraintText, 50) + flags.joined(separator: ","))
+                try StandardOutput.line(Terminal.pad(region.identifier, 24) + Terminal.pad(region.constraintText, 50) + flags.joined(separator: ","))
             }
         }
     }
@@ -72,7 +72,7 @@ struct Regions: ParsableCommand {
             guard try RegionStore().remove(identifier: identifier) else {
                 throw EngineCommandError("no stored region has the identifier '\(identifier)' (see `proxima regions list`)")
             }
-            print("removed \(identifier)")
+            try StandardOutput.line("removed \(identifier)")
         }
     }
 }

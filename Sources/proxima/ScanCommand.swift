@@ -48,21 +48,19 @@ struct Scan: AsyncParsableCommand {
         let signals = ProcessSignals.stream([SIGINT, SIGTERM])
         let scan: SightingSource
         do {
-            scan = try await source.openSightings(scan: ScanSettings(active: active), recorders: writers)
+            scan = try await source.open(scan: ScanSettings(active: active), recorders: writers)
         } catch {
             printError("\(error)")
             throw ExitCode.failure
         }
         if let description = scan.description { FileHandle.standardError.write(Data("\(description)\n".utf8)) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         let json = self.json
         let printer = Task {
             for try await sighting in scan.sightings where IdentityPattern.admits(sighting.frame, patterns: patterns) {
                 if json {
-                    printLive(String(decoding: try encoder.encode(sighting), as: UTF8.self))
+                    try StandardOutput.jsonLine(sighting)
                 } else {
-                    printLive(sighting.listingLine)
+                    try StandardOutput.line(sighting.listingLine)
                 }
             }
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeaconKit
 import BeaconServer
 import Foundation
 import Logging
@@ -25,8 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Name of this instance in checkpoints and logs (default host:pid).")
     var instance: String?
 
-    @Option(help: "A fixed exit delay in seconds (default: the adaptive exit rule of docs/monitoring-and-ranging.md).")
-    var exitAfter: Double?
+    @Option(help: ArgumentHelp("When a gateway's silent beacon is gone: adaptive (docs/monitoring-and-ranging.md), altbeacon (10 s), ios (30 s) or a fixed number of seconds.",
+                               valueName: "RULE"), transform: { try ExitRuleChoice(parsing: $0) })
+    var exitRule: ExitRuleChoice = .adaptive
 
     @Option(help: "Batches per second each gateway may post.")
     var rateLimit: Double = 200
@@ -42,7 +44,6 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json, got \(logFormat)") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
-        guard (exitAfter ?? 1) > 0 else { throw ValidationError("--exit-after must be positive, got \(exitAfter ?? 0)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
     }
 
@@ -61,10 +62,14 @@ struct ServeCommand: AsyncParsableCommand {
         options.demo = demo
         if let instance { options.instanceName = instance }
         options.adminToken = ProcessInfo.processInfo.environment["PROXIMA_ADMIN_TOKEN"]
-        options.exitAfter = exitAfter
+        options.exitAfter = exitRule.fixedDelay
         options.batchesPerSecond = rateLimit
         try await ServeRunner.run(options, logger: Logger(label: "proxima.serve")) { line in
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            // The server's announcements (its address) are informational: one that cannot be
+            // written must not stop a running server, so it goes to the log's stream instead.
+            do { try StandardOutput.line(line) } catch {
+                printError("\(error); the line was: \(line)")
+            }
         }
     }
 }

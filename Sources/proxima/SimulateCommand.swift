@@ -70,33 +70,15 @@ struct Simulate: AsyncParsableCommand {
                 try writer.record(TimestampedPacket(microseconds: microseconds, direction: .received, packet: packet))
                 written += 1
             } else {
-                output.append(json ? try item.jsonLine() : item.summary)
-                if realtime { output.flush() }
+                try output.append(json ? try item.jsonLine() : item.summary)
+                if realtime { try output.flush() }
             }
         }
-        output.flush()
+        try output.flush()
         if let writer {
             try writer.close()
             FileHandle.standardError.write(Data("wrote \(written) advertising reports to \(btsnoop ?? pcap ?? "")\n".utf8))
         }
-    }
-}
-
-/// Collects lines and writes them in large blocks: printing hundreds of thousands of lines one
-/// `print` at a time would cost more than simulating them.
-struct StandardOutputBuffer {
-    private var buffer = ""
-
-    mutating func append(_ line: String) {
-        buffer += line
-        buffer += "\n"
-        if buffer.utf8.count > 64 * 1024 { flush() }
-    }
-
-    mutating func flush() {
-        guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(buffer.utf8))
-        buffer = ""
     }
 }
 

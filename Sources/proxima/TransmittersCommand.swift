@@ -15,10 +15,10 @@ struct Transmitters: ParsableCommand {
         func run() throws {
             let all = try TransmitterStore().load()
             if all.isEmpty {
-                print("No saved transmitters. Add one with `proxima transmitters add --name NAME --generate-uuid --major 1 --minor 1`.")
+                try StandardOutput.line("No saved transmitters. Add one with `proxima transmitters add --name NAME --generate-uuid --major 1 --minor 1`.")
                 return
             }
-            for transmitter in all { print(Self.line(transmitter)) }
+            for transmitter in all { try StandardOutput.line(Self.line(transmitter)) }
         }
 
         static func line(_ transmitter: SavedTransmitter) -> String {
@@ -71,7 +71,7 @@ struct Transmitters: ParsableCommand {
                     measuredPower: try BeaconIdentity.parseMeasuredPower(power), enabled: !off)
                 let store = TransmitterStore()
                 try store.add(transmitter, replace: replace)
-                print("Saved \(List.line(transmitter)) in \(store.url.path)")
+                try StandardOutput.line("Saved \(List.line(transmitter)) in \(store.url.path)")
             } catch let error as IdentityInputError {
                 throw ValidationError(error.description)
             }
@@ -84,7 +84,7 @@ struct Transmitters: ParsableCommand {
 
         func run() throws {
             let removed = try TransmitterStore().remove(named: name)
-            print("Removed \(removed.name)")
+            try StandardOutput.line("Removed \(removed.name)")
         }
     }
 
@@ -95,13 +95,13 @@ struct Transmitters: ParsableCommand {
         func run() throws {
             let transmitter = try TransmitterStore().transmitter(named: name)
             let identity = transmitter.identity
-            print("name:        \(transmitter.name)")
-            print("state:       \(transmitter.enabled ? "on" : "off")")
-            print("uuid:        \(identity.uuid.uuidString)")
-            print("major:       \(identity.major)")
-            print("minor:       \(identity.minor)")
-            print("power:       \(transmitter.measuredPower.dBm) dBm")
-            print("advertising: \(Hex.string(transmitter.frame.advertisingData(), separator: " "))")
+            try StandardOutput.line("name:        \(transmitter.name)")
+            try StandardOutput.line("state:       \(transmitter.enabled ? "on" : "off")")
+            try StandardOutput.line("uuid:        \(identity.uuid.uuidString)")
+            try StandardOutput.line("major:       \(identity.major)")
+            try StandardOutput.line("minor:       \(identity.minor)")
+            try StandardOutput.line("power:       \(transmitter.measuredPower.dBm) dBm")
+            try StandardOutput.line("advertising: \(Hex.string(transmitter.frame.advertisingData(), separator: " "))")
         }
     }
 
@@ -110,7 +110,7 @@ struct Transmitters: ParsableCommand {
         @Argument(help: "Its name.") var name: String
         func run() throws {
             try TransmitterStore().setEnabled(true, named: name)
-            print("\(name) is on")
+            try StandardOutput.line("\(name) is on")
         }
     }
 
@@ -119,7 +119,7 @@ struct Transmitters: ParsableCommand {
         @Argument(help: "Its name.") var name: String
         func run() throws {
             try TransmitterStore().setEnabled(false, named: name)
-            print("\(name) is off")
+            try StandardOutput.line("\(name) is off")
         }
     }
 }

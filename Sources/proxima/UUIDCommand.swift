@@ -10,8 +10,8 @@ struct NewUUID: ParsableCommand {
     @Flag(help: "Print upper-case hex, as Apple's tools write UUIDs.")
     var uppercase = false
 
-    func run() {
+    func run() throws {
         let text = UUID().uuidString
-        print(uppercase ? text : text.lowercased())
+        try StandardOutput.line(uppercase ? text : text.lowercased())
     }
 }

@@ -159,6 +159,16 @@ struct EmulatorEndToEndTests {
         }
     }
 
+    @Test func advertiseOnAFullStandardOutputFailsBeforeAdvertising() async throws {
+        let emulator = try BTVirt.start()
+        defer { emulator.stop() }
+        let (outcome, signalled) = try ProximaBinary.run(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
+                                                          "--major", "1", "--minor", "1"], standardOutputPath: "/dev/full")
+        #expect(!signalled, "crashed: \(outcome.standardError)")
+        #expect(outcome.status == 1)
+        #expect(outcome.standardError.contains("cannot write to standard output: No space left on device"), "\(outcome.standardError)")
+    }
+
     @Test func advertiseOnAMissingSocketFailsClearly() async throws {
         let advertise = try ChildProcess.proxima(["advertise", "--h4", "/nonexistent/bt-server-le", "--uuid", Self.uuid,
                                                   "--major", "1", "--minor", "1"])

@@ -24,6 +24,29 @@ struct ProximaBinary {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
 
+    /// Runs proxima with standard output on `path` (such as /dev/full) and standard error in a
+    /// pipe; the outcome's standard output is empty. `signalled` tells a crash from an exit.
+    static func run(_ arguments: [String], standardOutputPath path: String,
+                    environment: [String: String] = [:]) throws -> (outcome: Outcome, signalled: Bool) {
+        let executable = try #require(url, "the proxima executable was not built next to the tests (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = try #require(FileHandle(forWritingAtPath: path), "cannot open \(path)")
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try output.close()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (Outcome(status: process.terminationStatus, standardOutput: "",
+                        standardError: String(decoding: errorData, as: UTF8.self)),
+                process.terminationReason == .uncaughtSignal)
+    }
+
     static func run(_ arguments: [String], input: String? = nil) throws -> Outcome {
         let executable = try #require(url, "the proxima executable was not built next to the tests (swift build --build-tests)")
         let process = Process()

@@ -2,9 +2,10 @@ import BeaconKit
 import Foundation
 
 extension Sighting {
-    /// One line for a live listing: time, address, format, identity, power, RSSI or "n/a".
+    /// One line for a live listing: time (``TimeDisplay``), address, format, identity, power,
+    /// RSSI or "n/a".
     public var listingLine: String {
-        let clock = Self.timeFormatter.string(from: Date(timeIntervalSince1970: time))
+        let clock = TimeDisplay.string(time)
         let rssiText = rssi.map { "\($0) dBm" } ?? "n/a"
         let detail: String
         switch frame {
@@ -25,11 +26,4 @@ extension Sighting {
         }
         return "\(clock)  \(address)  \(frame.formatName)  \(detail)  rssi \(rssiText)"
     }
-
-    private static let timeFormatter: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "HH:mm:ss.SSS"
-        return formatter
-    }()
 }

@@ -286,7 +286,8 @@ public struct BeaconEngine: Sendable {
 
     // MARK: Monitoring internals
 
-    private var longestExitTimeout: Double {
+    /// The longest silence the exit rule can allow any beacon before it exits.
+    public var longestExitTimeout: Double {
         if let adaptive = hot.adaptive { return adaptive.ceiling }
         return hot.fixedDelay
     }

@@ -1,6 +1,8 @@
 /// Owns a ``BeaconEngine`` for live use and publishes its events as a stream, like
-/// `CLLocationManager` with its delegate. It never reads a clock: the caller feeds sightings
-/// and, for live sources, calls ``advance(to:)`` about once a second with the wall clock.
+/// `CLLocationManager` with its delegate. It never reads a clock itself: either the caller
+/// feeds sightings and, for live sources, calls ``advance(to:)`` about once a second with the
+/// wall clock, or ``run(_:monitoring:ranging:receiver:clock:notices:)`` does both from a
+/// ``SightingSource`` with an injected ``WallClock``.
 public actor BeaconManager {
     private var engine: BeaconEngine
     private var pending: [BeaconEvent] = []
@@ -34,6 +36,15 @@ public actor BeaconManager {
     }
 
     public var monitoredRegions: [BeaconRegion] { engine.monitoredRegions }
+
+    /// Seconds after a source's last packet by which every beacon has exited and left the
+    /// ranging lists: the longest exit timeout or tracking age, one ranging cycle and one exit
+    /// check more.
+    public var settlingTime: Double {
+        let configuration = engine.configuration
+        return max(engine.longestExitTimeout, configuration.trackingAge) + configuration.rangingCycle
+            + configuration.exitCheckInterval
+    }
     public var rangedRegions: [BeaconRegion] { engine.rangedRegions }
 
     public func receive(_ sighting: Sighting) {

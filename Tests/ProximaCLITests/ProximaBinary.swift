@@ -24,11 +24,12 @@ struct ProximaBinary {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
 
-    static func run(_ arguments: [String], input: String? = nil) throws -> Outcome {
+    static func run(_ arguments: [String], input: String? = nil, currentDirectory: URL? = nil) throws -> Outcome {
         let executable = try #require(url, "the proxima executable was not built next to the tests (swift build --build-tests)")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         let output = Pipe(), error = Pipe(), standardInput = Pipe()
         process.standardOutput = output
         process.standardError = error

@@ -13,31 +13,18 @@ public struct IdentityPattern: Sendable, Hashable, CustomStringConvertible {
         self.minor = minor
     }
 
-    /// Parses `UUID[:MAJOR[:MINOR]]`.
+    /// Parses `UUID[:MAJOR[:MINOR]]` (see `IdentityConstraint`).
     public init(parsing text: String) throws(IdentityPatternError) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard (1...3).contains(parts.count) else {
-            throw IdentityPatternError(text: text, reason: "expected UUID[:MAJOR[:MINOR]]")
-        }
-        do {
-            uuid = try BeaconIdentity.parseUUID(parts[0])
-        } catch {
+        let constraint: IdentityConstraint
+        do { constraint = try IdentityConstraint(parsing: text) } catch {
             throw IdentityPatternError(text: text, reason: error.description)
         }
-        func number(_ index: Int, _ field: String) throws(IdentityPatternError) -> UInt16? {
-            guard parts.count > index else { return nil }
-            guard let value = Int(parts[index]), let number = UInt16(exactly: value) else {
-                throw IdentityPatternError(text: text, reason: "\(field) '\(parts[index])' is not a number in 0…65535")
-            }
-            return number
-        }
-        major = try number(1, "major")
-        minor = try number(2, "minor")
+        self.init(uuid: constraint.uuid, major: constraint.major, minor: constraint.minor)
     }
 
-    public func matches(_ identity: BeaconIdentity) -> Bool {
-        identity.uuid == uuid && (major.map { $0 == identity.major } ?? true) && (minor.map { $0 == identity.minor } ?? true)
-    }
+    private var constraint: IdentityConstraint { IdentityConstraint(uuid: uuid, major: major, minor: minor) }
+
+    public func matches(_ identity: BeaconIdentity) -> Bool { constraint.matches(identity) }
 
     /// Whether a sighting passes a list of patterns: all pass an empty list; otherwise only
     /// iBeacons matching one of them.
@@ -47,9 +34,7 @@ public struct IdentityPattern: Sendable, Hashable, CustomStringConvertible {
         return patterns.contains { $0.matches(identity) }
     }
 
-    public var description: String {
-        [uuid.uuidString, major.map(String.init), minor.map(String.init)].compactMap { $0 }.joined(separator: ":")
-    }
+    public var description: String { constraint.description }
 }
 
 public struct IdentityPatternError: Error, Sendable, Hashable, CustomStringConvertible {

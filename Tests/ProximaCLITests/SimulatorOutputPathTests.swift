@@ -61,6 +61,16 @@ import Glibc
         #expect(received.count > 16)
     }
 
+    /// A device at the capture path is written, not replaced; a full one is an error.
+    @Test(.enabled(if: fileType("/dev/full") == S_IFCHR))
+    func aCaptureIntoAFullDeviceFailsAndLeavesTheDevice() throws {
+        let museum = SimulatorCommandTests.examples.appendingPathComponent("museum.json").path
+        let outcome = try ProximaBinary.run(["simulate", museum, "--duration", "1", "--receiver", "guard", "--pcap", "/dev/full"])
+        #expect(outcome.status != 0)
+        #expect(outcome.standardError.contains("Error"))
+        #expect(Self.fileType("/dev/full") == S_IFCHR)
+    }
+
     @Test(arguments: ["simulate", "evaluate"])
     func aDurationFlagHasTheScenarioFilesLimit(command: String) throws {
         let museum = SimulatorCommandTests.examples.appendingPathComponent("museum.json").path

@@ -18,7 +18,7 @@ extension Scenario {
         ])
         let name = try root.string("name") ?? "scenario"
         let seed = UInt64(try root.child("seed")?.integer(in: 0...(1 << 53)) ?? 1)
-        let duration = try root.number("duration", default: 600, in: 0.001...1e7)
+        let duration = try root.number("duration", default: 600, in: durationRange)
         let defaultUUID = try root.child("uuid").map { cursor throws(ScenarioError) in try parseUUID(cursor) }
 
         let venueCursor = try root.required("venue").object(allowing: ["width", "height", "walls"])
@@ -100,6 +100,20 @@ extension Scenario {
         public static let waypoints = 100_000
         public static let links = 2_000_000
         public static let regionMemberships = 10_000_000
+        /// Simulated seconds (about 116 days), whether the file or a `--duration` flag sets them.
+        public static let duration = 1e7
+    }
+
+    /// The durations a scenario may have, in seconds.
+    public static let durationRange: ClosedRange<Double> = 0.001...Limits.duration
+
+    /// Checks a duration given apart from the file (a command's `--duration`) against the same
+    /// limit as the file's `duration`; `field` names where it came from in the error.
+    public static func checkDuration(_ seconds: Double, field: String) throws(ScenarioError) {
+        guard durationRange.contains(seconds) else {
+            throw ScenarioError(path: field, expected: "a number of seconds in 0.001…\(Int(Limits.duration)) (the scenario limit)",
+                                found: "\(seconds)")
+        }
     }
 
     private static func limit(_ count: Int, _ maximum: Int, path: String, what: String, detail: String = "") throws(ScenarioError) {

@@ -18,8 +18,14 @@ extension Simulation {
     public static func stream(_ scenario: Scenario, pacing: Pacing = .virtual,
                               duration: Double? = nil) -> AsyncThrowingStream<SimulatedSighting, any Error> {
         var scenario = scenario
-        if let duration { scenario.duration = duration }
         let (stream, continuation) = AsyncThrowingStream<SimulatedSighting, any Error>.makeStream(bufferingPolicy: .bufferingOldest(4096))
+        if let duration {
+            do { try Scenario.checkDuration(duration, field: "duration") } catch {
+                continuation.finish(throwing: error)
+                return stream
+            }
+            scenario.duration = duration
+        }
         let finalScenario = scenario
         let task = Task {
             var simulation = Simulation(scenario: finalScenario)

@@ -10,7 +10,9 @@ struct Evaluate: AsyncParsableCommand {
             Runs the engine's default configuration and its alternatives (filters, distance \
             models, exit rules) on the scenario's sightings, one engine per receiver, and prints \
             enter/exit latency, false enters/exits per beacon-hour, ranging error by true distance \
-            and the proximity confusion matrix. Writes an SVG plot (see docs/evaluation.md).
+            and the proximity confusion matrix. Writes an SVG plot into the current directory, \
+            named after the scenario (retail.json gives retail.svg), or to --svg PATH; never \
+            beside the scenario, which may be a read-only or shared folder (see docs/evaluation.md).
             """)
 
     @Argument(help: "Scenario file (JSON).")
@@ -19,12 +21,14 @@ struct Evaluate: AsyncParsableCommand {
     @Option(help: "Simulated seconds (default: the scenario's duration).")
     var duration: Double?
 
-    @Option(help: "Where to write the SVG plot (default: SCENARIO with .svg instead of .json).")
-    var plot: String?
+    @Option(name: [.customLong("svg"), .customLong("plot")],
+            help: ArgumentHelp("Where to write the SVG plot (default: the scenario's file name with .svg, in the current directory).",
+                               valueName: "path"))
+    var svg: String?
 
     func validate() throws {
-        if let duration, !(duration > 0 && duration.isFinite) {
-            throw ValidationError("--duration must be a positive number of seconds, got \(duration)")
+        if let duration {
+            do { try Scenario.checkDuration(duration, field: "--duration") } catch { throw ValidationError(error.description) }
         }
     }
 
@@ -40,8 +44,15 @@ struct Evaluate: AsyncParsableCommand {
         } : nil)
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         try StandardOutput.line(report.text)
-        let plotPath = plot ?? (scenario.hasSuffix(".json") ? String(scenario.dropLast(5)) : scenario) + ".svg"
+        let plotPath = svg ?? Self.defaultPlotName(scenario: scenario)
         try Data(report.svg.utf8).write(to: URL(fileURLWithPath: plotPath))
         try StandardOutput.line("\nPlot: \(plotPath)")
+    }
+
+    /// The scenario's file name with `.svg` for `.json`, without its folder: the plot is output
+    /// of this run and belongs where the user runs it, not beside the input.
+    static func defaultPlotName(scenario: String) -> String {
+        let name = URL(fileURLWithPath: scenario).lastPathComponent
+        return (name.hasSuffix(".json") ? String(name.dropLast(5)) : name) + ".svg"
     }
 }

@@ -39,8 +39,8 @@ struct Simulate: AsyncParsableCommand {
         if [json, btsnoop != nil, pcap != nil].filter({ $0 }).count > 1 {
             throw ValidationError("choose one output: --json, --btsnoop FILE or --pcap FILE")
         }
-        if let duration, !(duration > 0 && duration.isFinite) {
-            throw ValidationError("--duration must be a positive number of seconds, got \(duration)")
+        if let duration {
+            do { try Scenario.checkDuration(duration, field: "--duration") } catch { throw ValidationError(error.description) }
         }
     }
 

@@ -137,7 +137,7 @@ struct APITests {
             try await client.execute(uri: "/v1/sites/\(site)/plan?format=hcitool", method: .post, headers: harness.headers(.operator, contentType: "text/csv"),
                                      body: ByteBuffer(string: "category,label,x,y\n4,Exit,1,2\n")) { response in
                 // 4003 = 0x0FA3; -59 dBm = 0xC5.
-                #expect(response.text.contains("hcitool -i hci0 cmd 0x08 0x0008 1E 02 01 1A 1A FF 4C 00 02 15 E2 C5 6D B5 DF FB 48 D2 B0 60 D0 F5 A7 10 96 E0 00 01 0F A3 C5 00 &&"))
+                #expect(response.text.contains("hcitool -i hci0 cmd 0x08 0x0008 1e 02 01 1a 1a ff 4c 00 02 15 e2 c5 6d b5 df fb 48 d2 b0 60 d0 f5 a7 10 96 e0 00 01 0f a3 c5 00 &&"))
             }
             try await client.execute(uri: "/v1/sites/\(site)/plan?format=csv", method: .post, headers: harness.headers(.operator, contentType: "text/csv"),
                                      body: ByteBuffer(string: "category,label,x\n4,Broken,1\n")) { response in

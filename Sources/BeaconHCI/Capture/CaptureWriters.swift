@@ -1,5 +1,8 @@
 import BeaconKit
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// btsnoop's clock: microseconds since midnight, 1 January of year 0, as BlueZ and Wireshark
 /// count it. This is 1970-01-01 on that clock.
@@ -141,12 +144,18 @@ public protocol CaptureWriter: PacketRecorder {
 extension BTSnoopWriter: CaptureWriter {}
 extension PcapWriter: CaptureWriter {}
 
+/// Opens the path itself for writing, creating or truncating a regular file. Foundation's
+/// `createFile` writes a temporary file and renames it over the path, which would replace a
+/// symlink, FIFO or device there with a regular file; writing through the path keeps what the
+/// user named (`--pcap /dev/stdout`, a FIFO Wireshark reads, a link into another folder).
 private func openForWriting(_ url: URL) throws -> FileHandle {
-    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+    let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+        let code = errno
         throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path,
-            NSLocalizedDescriptionKey: "cannot create capture file \(url.path)"])
+            NSLocalizedDescriptionKey: "cannot open capture file \(url.path) for writing: \(String(cString: strerror(code)))"])
     }
-    return try FileHandle(forWritingTo: url)
+    return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
 }
 
 func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }

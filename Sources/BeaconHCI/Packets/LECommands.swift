@@ -72,24 +72,20 @@ public enum LECommand {
     /// own address type public, no peer, all three channels (37, 38, 39), no filter.
     public static func setAdvertisingParameters(interval: LEInterval,
                                                 type: AdvertisingType = .nonConnectableUndirected) -> HCICommand {
-        var parameters = littleEndian(UInt64(interval.units), bytes: 2) + littleEndian(UInt64(interval.units), bytes: 2)
-        parameters += [type.rawValue, 0x00, 0x00]
-        parameters += [UInt8](repeating: 0, count: 6)
-        parameters += [0x07, 0x00]
-        return HCICommand(opcode: .leSetAdvertisingParameters, parameters: parameters)
+        HCICommand(opcode: .leSetAdvertisingParameters,
+                   parameters: AdvertisingCommands.setParameters(intervalUnits: interval.units, type: type.rawValue))
     }
 
     /// HCI_LE_Set_Advertising_Data (Vol 4, Part E, 7.8.7): a length byte, then 31 bytes of
     /// advertising data padded with zeros.
     public static func setAdvertisingData(_ data: [UInt8]) -> HCICommand {
-        precondition(data.count <= 31, "legacy advertising data is at most 31 bytes")
-        return HCICommand(opcode: .leSetAdvertisingData,
-                          parameters: [UInt8(data.count)] + data + [UInt8](repeating: 0, count: 31 - data.count))
+        precondition(data.count <= AdvertisingCommands.maximumDataLength, "legacy advertising data is at most 31 bytes")
+        return HCICommand(opcode: .leSetAdvertisingData, parameters: AdvertisingCommands.setData(data))
     }
 
     /// HCI_LE_Set_Advertising_Enable (Vol 4, Part E, 7.8.9).
     public static func setAdvertisingEnable(_ enabled: Bool) -> HCICommand {
-        HCICommand(opcode: .leSetAdvertisingEnable, parameters: [enabled ? 1 : 0])
+        HCICommand(opcode: .leSetAdvertisingEnable, parameters: AdvertisingCommands.setEnable(enabled))
     }
 
     /// HCI_LE_Set_Scan_Parameters (Vol 4, Part E, 7.8.10): type (0 passive, 1 active), interval,

@@ -15,27 +15,14 @@ public struct IBeaconAdvertisement: Sendable, Hashable, Codable {
 
     /// LE Set Advertising Data's parameters (OGF 0x08, OCF 0x0008): the significant length,
     /// then 31 bytes of data, zero-padded (Core Specification Vol 4, Part E, 7.8.7).
-    public var setAdvertisingDataParameters: [UInt8] {
-        let data = advertisingData
-        return [UInt8(data.count)] + data + [UInt8](repeating: 0, count: 31 - data.count)
-    }
+    public var setAdvertisingDataParameters: [UInt8] { AdvertisingCommands.setData(advertisingData) }
 
-    /// LE Set Advertising Parameters (OCF 0x0006, 7.8.5): interval min and max 0x00A0 × 0.625 ms
-    /// = 100 ms, type 0x03 ADV_NONCONN_IND, public own address, no peer, all three channels
-    /// (map 0x07), no filter.
-    public static let setAdvertisingParametersParameters: [UInt8] =
-        [0xA0, 0x00, 0xA0, 0x00, 0x03, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0x07, 0x00]
+    /// LE Set Advertising Parameters (OCF 0x0006, 7.8.5) for 100 ms, ADV_NONCONN_IND.
+    public static let setAdvertisingParametersParameters: [UInt8] = AdvertisingCommands.setParameters()
 
-    /// The three commands of the Raspberry Pi recipe, for `hcitool`.
+    /// The three commands of the Raspberry Pi recipe, for `hcitool`, with `device` shell-quoted.
     public func hcitoolCommands(device: String = "hci0") -> [String] {
-        func command(_ ocf: String, _ parameters: [UInt8]) -> String {
-            "hcitool -i \(device) cmd 0x08 \(ocf) " + Hex.string(parameters, separator: " ")
-        }
-        return [
-            command("0x0008", setAdvertisingDataParameters),
-            command("0x0006", Self.setAdvertisingParametersParameters),
-            command("0x000a", [0x01]),
-        ]
+        AdvertisingCommands.hcitoolRecipe(advertisingData: advertisingData, device: device)
     }
 
     enum CodingKeys: String, CodingKey { case uuid, major, minor, measuredPower, flags, advertisingData }

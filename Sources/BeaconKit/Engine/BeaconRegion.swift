@@ -46,32 +46,16 @@ public struct BeaconRegion: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `UUID`, `UUID:MAJOR` or `UUID:MAJOR:MINOR`, the form `--region` accepts.
-    public var constraintText: String {
-        var text = uuid.uuidString
-        if let major { text += ":\(major)" }
-        if let minor { text += ":\(minor)" }
-        return text
-    }
+    public var constraintText: String { IdentityConstraint(uuid: uuid, major: major, minor: minor).description }
 
     public var description: String { "\(identifier) (\(constraintText))" }
 
-    /// Parses `UUID[:MAJOR[:MINOR]]`; the identifier defaults to that text.
+    /// Parses `UUID[:MAJOR[:MINOR]]` (see `IdentityConstraint`); the identifier defaults to that text.
     public init(parsing text: String, identifier: String? = nil) throws(RegionError) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let name = identifier ?? text
-        guard (1...3).contains(parts.count) else {
-            throw RegionError(identifier: name, reason: "expected UUID[:MAJOR[:MINOR]], found \(parts.count) colon-separated parts in '\(text)'")
-        }
-        let uuid: UUID
-        do { uuid = try BeaconIdentity.parseUUID(parts[0]) } catch { throw RegionError(identifier: name, reason: error.description) }
-        func number(_ index: Int, _ field: String) throws(RegionError) -> UInt16? {
-            guard index < parts.count else { return nil }
-            guard let value = UInt16(parts[index]) else {
-                throw RegionError(identifier: name, reason: "\(field) '\(parts[index])' must be a whole number in 0…65535")
-            }
-            return value
-        }
-        try self.init(identifier: name, uuid: uuid, major: try number(1, "major"), minor: try number(2, "minor"))
+        let constraint: IdentityConstraint
+        do { constraint = try IdentityConstraint(parsing: text) } catch { throw RegionError(identifier: name, reason: error.description) }
+        try self.init(identifier: name, uuid: constraint.uuid, major: constraint.major, minor: constraint.minor)
     }
 }
 

@@ -41,23 +41,13 @@ public struct EventFilter: Sendable, Hashable {
             siteID = id
         }
         if let region {
-            let parts = region.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            guard (1...3).contains(parts.count), let uuid = UUID(uuidString: parts[0]) else {
-                throw ServerInputError(field: "region", reason: "expected UUID, UUID:major or UUID:major:minor, found '\(region.prefix(80))'")
+            let constraint: IdentityConstraint
+            do { constraint = try IdentityConstraint(parsing: region) } catch {
+                throw ServerInputError(field: "region", reason: error.description)
             }
-            self.uuid = uuid
-            if parts.count > 1 {
-                guard let major = UInt16(parts[1]) else {
-                    throw ServerInputError(field: "region", reason: "expected a major in 0…65535, found '\(parts[1])'")
-                }
-                self.major = major
-            }
-            if parts.count > 2 {
-                guard let minor = UInt16(parts[2]) else {
-                    throw ServerInputError(field: "region", reason: "expected a minor in 0…65535, found '\(parts[2])'")
-                }
-                self.minor = minor
-            }
+            uuid = constraint.uuid
+            major = constraint.major
+            minor = constraint.minor
         }
     }
 

@@ -60,13 +60,9 @@ public struct TransmitterConfiguration: Sendable, Hashable, Codable {
                      measuredPower: MeasuredPower(Int8(clamping: measuredPower))).advertisingData()
     }
 
-    /// LE Set Advertising Data (OGF 0x08, OCF 0x0008: length then 31 bytes, zero padded), then
-    /// LE Set Advertising Parameters (OCF 0x0006: 100 ms, ADV_NONCONN_IND, all channels) and
-    /// LE Set Advertising Enable (OCF 0x000A) — Core Specification Vol 4, Part E, 7.8.5–7.8.9.
+    /// The Raspberry Pi recipe (set data, parameters, enable) on one line, joined with `&&`.
     public var hcitoolLine: String {
-        let data = advertisingData + Array(repeating: 0, count: 31 - advertisingData.count)
-        let hex = ([UInt8(advertisingData.count)] + data).map { String(format: "%02X", $0) }.joined(separator: " ")
-        return "hcitool -i hci0 cmd 0x08 0x0008 \(hex) && hcitool -i hci0 cmd 0x08 0x0006 A0 00 A0 00 03 00 00 00 00 00 00 00 00 07 00 && hcitool -i hci0 cmd 0x08 0x000A 01"
+        AdvertisingCommands.hcitoolRecipe(advertisingData: advertisingData).joined(separator: " && ")
     }
 
     public var advertiseLine: String {
@@ -92,7 +88,8 @@ public enum ConfigurationFormat: String, Sendable, CaseIterable {
         case .csv:
             return CSV.render([TransmitterConfiguration.csvColumns] + configurations.map(\.csvRow))
         case .hcitool:
-            return configurations.map { "# \($0.label)\n\($0.hcitoolLine)" }.joined(separator: "\n") + "\n"
+            // The label is the only text a caller chose; it stays inside its comment line.
+            return configurations.map { ShellQuoting.comment($0.label) + "\n" + $0.hcitoolLine }.joined(separator: "\n") + "\n"
         case .advertise:
             return configurations.map(\.advertiseLine).joined(separator: "\n") + "\n"
         }

@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "BeaconKit", targets: ["BeaconKit"]),
         .library(name: "BeaconHCI", targets: ["BeaconHCI"]),
         .library(name: "BeaconSimulator", targets: ["BeaconSimulator"]),
+        .library(name: "BeaconLocate", targets: ["BeaconLocate"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -33,6 +34,7 @@ let package = Package(
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit"]),
+        .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
         .target(
             name: "BeaconServer",
@@ -60,6 +62,7 @@ let package = Package(
             name: "proxima",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer",
+                "BeaconLocate",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -69,6 +72,7 @@ let package = Package(
             name: "proxima-bench",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder", "BeaconServer", "BeaconTesting",
+                "BeaconLocate",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -93,6 +97,7 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "BeaconLocateTests", dependencies: ["BeaconLocate", "BeaconKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -41,10 +41,13 @@ public struct ParticleFilter: Sendable, Hashable {
 
     /// Moves the particles to `time` and weighs them with the scan. The first scan scatters
     /// the particles around the weighted centroid.
-    public mutating func update(_ readings: [Reading], at time: Double) -> Fix? {
+    ///
+    /// A `positionHint` is another estimator's fix for the same scan (fingerprints): particles
+    /// are also weighed by their distance from it, relative to its uncertainty.
+    public mutating func update(_ readings: [Reading], at time: Double, positionHint: Fix? = nil) -> Fix? {
         guard !readings.isEmpty else { return nil }
         if xs.isEmpty || lastTime == nil {
-            guard let start = WeightedCentroid(anchors: anchors).locate(readings) else { return nil }
+            guard let start = positionHint ?? WeightedCentroid(anchors: anchors).locate(readings) else { return nil }
             scatter(around: start.position, radius: max(2, start.uncertainty))
         } else if let lastTime {
             // A gap of minutes means the target could be anywhere a walk could take it; cap the
@@ -53,7 +56,7 @@ public struct ParticleFilter: Sendable, Hashable {
             move(sigma: configuration.walkingSpeed * elapsed.squareRoot() * 0.8 + 0.1)
         }
         lastTime = time
-        weigh(readings)
+        weigh(readings, hint: positionHint)
         let fix = estimate()
         resampleIfDegenerate()
         return fix
@@ -83,7 +86,7 @@ public struct ParticleFilter: Sendable, Hashable {
         }
     }
 
-    private mutating func weigh(_ readings: [Reading]) {
+    private mutating func weigh(_ readings: [Reading], hint: Fix?) {
         let model = anchors.model
         let h2 = model.heightOffset * model.heightOffset
         let inverseScale2 = 1 / (configuration.lossScale * configuration.lossScale)
@@ -94,6 +97,11 @@ public struct ParticleFilter: Sendable, Hashable {
                 let dx = xs[index] - anchors.xs[reading.beacon], dy = ys[index] - anchors.ys[reading.beacon]
                 let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2))
                 logLikelihood -= log1p(r * r * inverseScale2)
+            }
+            if let hint {
+                let dx = xs[index] - hint.position.x, dy = ys[index] - hint.position.y
+                let sigma2 = max(1, hint.uncertainty * hint.uncertainty)
+                logLikelihood -= 0.5 * (dx * dx + dy * dy) / sigma2
             }
             logWeights[index] += logLikelihood
             largest = max(largest, logWeights[index])

@@ -38,7 +38,7 @@ public struct RoomPresence: Sendable, Hashable {
         public var silentIntervals: Double
 
         public init(smoothing: Double = 2, switchMargin: Double = 4, dwell: Double = 1.5,
-                    absence: ClosedRange<Double> = 4...15, silentIntervals: Double = 8) {
+                    absence: ClosedRange<Double> = 6...15, silentIntervals: Double = 8) {
             self.smoothing = smoothing
             self.switchMargin = switchMargin
             self.dwell = dwell

@@ -37,7 +37,9 @@ public struct ScanLocator: Sendable {
                 filters[receiver] = ParticleFilter(anchors: anchors, walls: map.walls,
                                                    configuration: .init(seed: UInt64(truncatingIfNeeded: receiver.hashValue & 0xFFFF) &+ 1))
             }
-            return filters[receiver]!.update(corrected, at: time)
+            // With a survey, the fingerprint fix is a second measurement of the same walk.
+            let hint = fingerprints?.locate(readings)
+            return filters[receiver]!.update(corrected, at: time, positionHint: hint)
         }
     }
 }
@@ -78,7 +80,10 @@ public struct LeaveOneGroupOut: Sendable {
         var errors: [LocateMethod: [Double]] = [:]
         for group in groups {
             let training = scans.filter { $0.group != group && $0.truth != nil }
-            let testing = scans.filter { $0.group == group && $0.truth != nil }
+            // In time order, so trackers see the walk as it happened.
+            let testing = scans.filter { $0.group == group && $0.truth != nil }.enumerated()
+                .sorted { ($0.element.time ?? Double($0.offset), $0.offset) < ($1.element.time ?? Double($1.offset), $1.offset) }
+                .map(\.element)
             var groupModel = model
             if calibrate {
                 var calibrator = SiteCalibrator(priorPower: Dictionary(map.beacons.compactMap { beacon in beacon.measuredPower.map { (beacon.id, $0) } },

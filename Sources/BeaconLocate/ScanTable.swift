@@ -82,9 +82,12 @@ public struct ScanTableLayout: Sendable, Hashable {
     public var truthCell: String?
     public var cellSize: Double
     public var groupColumn: String?
+    /// Seconds, or a date-time (`2016-10-18 11:15:21`, `2016-10-18T11:15:21Z` or `10-18-2016 11:15:21`).
+    public var timeColumn: String
 
     public init(missing: Double, truthX: String? = nil, truthY: String? = nil, truthCell: String? = nil,
-                cellSize: Double = 1, groupColumn: String? = nil) {
+                cellSize: Double = 1, groupColumn: String? = nil, timeColumn: String = "time") {
+        self.timeColumn = timeColumn
         self.missing = missing
         self.truthX = truthX
         self.truthY = truthY
@@ -119,7 +122,8 @@ public struct ScanTableLayout: Sendable, Hashable {
         }
         let xColumn = try column(truthX, "--truth-x"), yColumn = try column(truthY, "--truth-y")
         let cellColumn = try column(truthCell, "--truth-cell"), groupIndex = try column(groupColumn, "--split-by")
-        let timeColumn = named["time"], receiverColumn = named["receiver"]
+        let timeIndex = timeColumn == "time" ? named["time"] : try column(timeColumn, "--time-column")
+        let receiverColumn = named["receiver"]
         var scans: [ScanRow] = []
         for line in lines.dropFirst() {
             guard scans.count < Self.maximumRows else {
@@ -139,11 +143,38 @@ public struct ScanTableLayout: Sendable, Hashable {
             } else if let cellColumn {
                 truth = try cell(line, cellColumn, file: file)
             }
-            scans.append(ScanRow(line: line.number, time: try timeColumn.map { index throws(TableError) in try BeaconTable.number(line, index, file: file, in: -1e12...1e12) },
+            scans.append(ScanRow(line: line.number, time: try timeIndex.map { index throws(TableError) in try Self.time(line, index, file: file) },
                               receiver: receiverColumn.map { line.fields[$0] }, readings: readings, truth: truth,
                               group: groupIndex.map { String(line.fields[$0].split(separator: " ").first ?? "") }))
         }
         return scans
+    }
+
+    static func time(_ line: CSVLine, _ index: Int, file: String) throws(TableError) -> Double {
+        let text = line.fields[index]
+        if let seconds = Double(text), seconds.isFinite, abs(seconds) < 1e12 { return seconds }
+        let numbers = text.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        guard numbers.count >= 6 else {
+            throw TableError(file: file, line: line.number, column: index + 1,
+                             expected: "seconds or a date-time such as 2016-10-18 11:15:21", found: "\"\(text.prefix(40))\"")
+        }
+        // Year first (ISO 8601) or last (US month-day-year).
+        let (year, month, day) = numbers[0] > 31 ? (numbers[0], numbers[1], numbers[2]) : (numbers[2], numbers[0], numbers[1])
+        guard (1...12).contains(month), (1...31).contains(day), (1...9999).contains(year),
+              (0...23).contains(numbers[3]), (0...59).contains(numbers[4]), (0...60).contains(numbers[5]) else {
+            throw TableError(file: file, line: line.number, column: index + 1, expected: "a valid date-time", found: "\"\(text.prefix(40))\"")
+        }
+        return Double(daysSinceEpoch(year: year, month: month, day: day) * 86_400 + numbers[3] * 3600 + numbers[4] * 60 + numbers[5])
+    }
+
+    /// Days from 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
+    static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// `O02` → column O (15), row 2, scaled by the cell size.
@@ -168,9 +199,9 @@ struct CSVLine {
 func CSVLines(_ text: String) -> [CSVLine] {
     var lines: [CSVLine] = []
     var number = 0
-    for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+    // "\r\n" is one Character in Swift, so splitting on newlines handles both line ends.
+    for trimmed in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
         number += 1
-        let trimmed = raw.hasSuffix("\r") ? raw.dropLast() : raw
         if trimmed.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
         lines.append(CSVLine(number: number, fields: trimmed.split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }))

@@ -34,6 +34,9 @@ struct Locate: AsyncParsableCommand {
     @Option(name: .customLong("split-by"), help: "Leave-one-group-out over this column of --scans (a date-time groups by day): each group is located with fingerprints and calibration learnt from the others.")
     var splitBy: String?
 
+    @Option(name: .customLong("time-column"), help: "Column of the scan time in --scans: seconds or a date-time.")
+    var timeColumn: String = "time"
+
     @Option(help: "Survey CSV (same layout as --scans, with truth columns) for fingerprints and calibration.")
     var survey: String?
 

@@ -40,7 +40,7 @@ struct LocateSession {
 
     var layout: ScanTableLayout {
         ScanTableLayout(missing: options.missing, truthX: options.truthX, truthY: options.truthY, truthCell: options.truthCell,
-                        cellSize: options.cellSize, groupColumn: options.splitBy)
+                        cellSize: options.cellSize, groupColumn: options.splitBy, timeColumn: options.timeColumn)
     }
 
     static func read(_ path: String) throws -> String {

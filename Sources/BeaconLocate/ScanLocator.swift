@@ -22,6 +22,12 @@ public struct ScanLocator: Sendable {
         fingerprints = survey.isEmpty ? nil : FingerprintIndex(survey: survey, beaconCount: map.beacons.count)
     }
 
+    /// A seed from the receiver's name (FNV-1a), the same in every run: `hashValue` is
+    /// randomised per process.
+    static func seed(for receiver: String) -> UInt64 {
+        receiver.utf8.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+    }
+
     /// The fix for one scan from `receiver` at `time`. Readings are raw RSSI; the receiver's
     /// gain offset is taken off here.
     public mutating func locate(_ readings: [Reading], receiver: String, at time: Double) -> Fix? {
@@ -35,7 +41,7 @@ public struct ScanLocator: Sendable {
             if filters[receiver] == nil {
                 guard filters.count < Self.maximumTrackedReceivers else { return nil }
                 filters[receiver] = ParticleFilter(anchors: anchors, walls: map.walls,
-                                                   configuration: .init(seed: UInt64(truncatingIfNeeded: receiver.hashValue & 0xFFFF) &+ 1))
+                                                   configuration: .init(seed: Self.seed(for: receiver)))
             }
             // With a survey, the fingerprint fix is a second measurement of the same walk.
             let hint = fingerprints?.locate(readings)

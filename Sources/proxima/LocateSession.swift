@@ -50,6 +50,10 @@ struct LocateSession {
     }
 
     func printCalibration() {
+        if options.splitBy != nil && survey.isEmpty {
+            printError("calibration: fitted for each group from the other groups' labelled scans")
+            return
+        }
         guard let calibration else {
             printError("calibration: not enough data (readings at two distances or more are needed: give --survey with truth columns)")
             return

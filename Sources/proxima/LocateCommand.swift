@@ -85,10 +85,17 @@ struct Locate: AsyncParsableCommand {
             throw ExitCode.failure
         }
         if calibrate { session.printCalibration() }
-        if scans != nil {
-            try session.runScans()
-        } else if sightings != nil || source.isChosen {
-            try await session.runSightings(LocateSightingInput(options: self))
+        if scans != nil || sightings != nil || source.isChosen {
+            do {
+                if scans != nil {
+                    try session.runScans()
+                } else {
+                    try await session.runSightings(LocateSightingInput(options: self))
+                }
+            } catch {
+                printError("\(error)")
+                throw ExitCode.failure
+            }
         } else if !calibrate {
             throw ValidationError("choose an input: --scans FILE.csv, --sightings FILE.jsonl, or a source (--simulate, --replay, --h4, …)")
         }

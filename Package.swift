@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "BeaconHCI", targets: ["BeaconHCI"]),
         .library(name: "BeaconSimulator", targets: ["BeaconSimulator"]),
         .library(name: "BeaconGateway", targets: ["BeaconGateway"]),
+        .library(name: "BeaconLocate", targets: ["BeaconLocate"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -34,6 +35,7 @@ let package = Package(
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit"]),
+        .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
         // The edge gateway's client: no Hummingbird, SQLKit or database drivers, so a gateway
         // binary stays small.
@@ -75,6 +77,7 @@ let package = Package(
             name: "proxima",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer", "BeaconGateway",
+                "BeaconLocate",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -84,6 +87,7 @@ let package = Package(
             name: "proxima-bench",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder", "BeaconServer", "BeaconTesting",
+                "BeaconLocate",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -118,6 +122,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "BeaconLocateTests", dependencies: ["BeaconLocate", "BeaconKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting"]),
     ],
     swiftLanguageModes: [.v6]

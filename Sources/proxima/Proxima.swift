@@ -20,6 +20,8 @@ struct Proxima: AsyncParsableCommand {
             NewUUID.self,
             ServeCommand.self,
             GatewayCommand.self,
+            Locate.self,
+            RouteCommand.self,
         ]
     )
 }

@@ -1,0 +1,58 @@
+import Foundation
+
+/// The map's anchors laid out for the estimators: positions and calibrated powers in arrays
+/// indexed like `SiteMap.beacons`, so the inner loops touch no dictionaries.
+public struct AnchorSet: Sendable, Hashable {
+    public let xs: [Double]
+    public let ys: [Double]
+    public let powers: [Double]
+    public let model: PathLossModel
+    public let width: Double
+    public let height: Double
+
+    public init(map: SiteMap, model: PathLossModel) {
+        xs = map.beacons.map(\.position.x)
+        ys = map.beacons.map(\.position.y)
+        powers = map.beacons.map { model.power(of: $0) }
+        self.model = model
+        width = map.width
+        height = map.height
+    }
+
+    func clamped(_ x: Double, _ y: Double) -> Position {
+        Position(x: min(width, max(0, x)), y: min(height, max(0, y)))
+    }
+}
+
+/// The baseline: the mean of the heard beacons' positions, each weighted by the inverse of the
+/// distance its RSSI implies, so nearer beacons pull harder.
+public struct WeightedCentroid: Sendable, Hashable {
+    public let anchors: AnchorSet
+
+    public init(anchors: AnchorSet) { self.anchors = anchors }
+
+    public func locate(_ readings: [Reading]) -> Fix? {
+        var sumWeight = 0.0, sumX = 0.0, sumY = 0.0
+        for reading in readings {
+            let distance = anchors.model.distance(rssi: reading.rssi, power: anchors.powers[reading.beacon])
+            let weight = 1 / max(0.5, distance)
+            sumWeight += weight
+            sumX += weight * anchors.xs[reading.beacon]
+            sumY += weight * anchors.ys[reading.beacon]
+        }
+        guard sumWeight > 0 else { return nil }
+        let centre = Position(x: sumX / sumWeight, y: sumY / sumWeight)
+        // The spread of the contributing anchors, plus the distance the strongest one implies:
+        // one heard beacon only says "somewhere around it".
+        var spread = 0.0, nearest = Double.infinity
+        for reading in readings {
+            let distance = anchors.model.distance(rssi: reading.rssi, power: anchors.powers[reading.beacon])
+            let weight = 1 / max(0.5, distance)
+            let dx = anchors.xs[reading.beacon] - centre.x, dy = anchors.ys[reading.beacon] - centre.y
+            spread += weight * (dx * dx + dy * dy)
+            nearest = min(nearest, distance)
+        }
+        let radius = (spread / sumWeight + nearest * nearest).squareRoot()
+        return Fix(position: centre, uncertainty: radius, method: .centroid)
+    }
+}

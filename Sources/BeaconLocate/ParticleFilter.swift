@@ -1,0 +1,159 @@
+import BeaconKit
+import Foundation
+
+/// Tracks one moving receiver (or carried beacon) over time. Each particle is a guess of the
+/// position; between updates every particle takes a random walking step (a person walks at
+/// most a couple of metres per second) and steps that would pass through a wall are refused;
+/// each scan reweights the particles by how well the path-loss model explains its readings
+/// under the same Cauchy loss as ``RobustTrilateration``. Deterministic for a given seed.
+public struct ParticleFilter: Sendable, Hashable {
+    public struct Configuration: Sendable, Hashable {
+        public var particles: Int
+        /// Typical walking speed (m/s): the spread of a step grows with the time since the last update.
+        public var walkingSpeed: Double
+        /// Cauchy scale of the RSSI residuals, dB.
+        public var lossScale: Double
+        public var seed: UInt64
+
+        public init(particles: Int = 1000, walkingSpeed: Double = 1.2, lossScale: Double = 5, seed: UInt64 = 1) {
+            self.particles = max(1, particles)
+            self.walkingSpeed = walkingSpeed
+            self.lossScale = lossScale
+            self.seed = seed
+        }
+    }
+
+    public let anchors: AnchorSet
+    public let walls: [Segment]
+    public let configuration: Configuration
+    private var xs: [Double] = []
+    private var ys: [Double] = []
+    private var logWeights: [Double] = []
+    private var generator: SplitMix64
+    private var lastTime: Double?
+
+    public init(anchors: AnchorSet, walls: [MapWall] = [], configuration: Configuration = Configuration()) {
+        self.anchors = anchors
+        self.walls = walls.map(\.segment)
+        self.configuration = configuration
+        generator = SplitMix64(seed: configuration.seed)
+    }
+
+    /// Moves the particles to `time` and weighs them with the scan. The first scan scatters
+    /// the particles around the weighted centroid.
+    ///
+    /// A `positionHint` is another estimator's fix for the same scan (fingerprints): particles
+    /// are also weighed by their distance from it, relative to its uncertainty.
+    public mutating func update(_ readings: [Reading], at time: Double, positionHint: Fix? = nil) -> Fix? {
+        guard !readings.isEmpty else { return nil }
+        if xs.isEmpty || lastTime == nil {
+            guard let start = positionHint ?? WeightedCentroid(anchors: anchors).locate(readings) else { return nil }
+            scatter(around: start.position, radius: max(2, start.uncertainty))
+        } else if let lastTime {
+            // A gap of minutes means the target could be anywhere a walk could take it; cap the
+            // step so the cloud stays useful.
+            let elapsed = min(30, max(0, time - lastTime))
+            move(sigma: configuration.walkingSpeed * elapsed.squareRoot() * 0.8 + 0.1)
+        }
+        lastTime = time
+        weigh(readings, hint: positionHint)
+        let fix = estimate()
+        resampleIfDegenerate()
+        return fix
+    }
+
+    private mutating func scatter(around centre: Position, radius: Double) {
+        let count = configuration.particles
+        xs = []; ys = []
+        xs.reserveCapacity(count); ys.reserveCapacity(count)
+        for _ in 0..<count {
+            let (gx, gy) = gaussianPair()
+            let point = anchors.clamped(centre.x + radius * gx, centre.y + radius * gy)
+            xs.append(point.x); ys.append(point.y)
+        }
+        logWeights = [Double](repeating: 0, count: count)
+    }
+
+    private mutating func move(sigma: Double) {
+        for index in xs.indices {
+            let (gx, gy) = gaussianPair()
+            let target = anchors.clamped(xs[index] + sigma * gx, ys[index] + sigma * gy)
+            if !walls.isEmpty {
+                let step = Segment(from: Position(x: xs[index], y: ys[index]), to: target)
+                if walls.contains(where: { $0.crosses(step) }) { continue }
+            }
+            xs[index] = target.x; ys[index] = target.y
+        }
+    }
+
+    private mutating func weigh(_ readings: [Reading], hint: Fix?) {
+        let model = anchors.model
+        let h2 = model.heightOffset * model.heightOffset
+        let inverseScale2 = 1 / (configuration.lossScale * configuration.lossScale)
+        var largest = -Double.infinity
+        for index in xs.indices {
+            var logLikelihood = 0.0
+            for reading in readings {
+                let dx = xs[index] - anchors.xs[reading.beacon], dy = ys[index] - anchors.ys[reading.beacon]
+                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2))
+                logLikelihood -= log1p(r * r * inverseScale2)
+            }
+            if let hint {
+                let dx = xs[index] - hint.position.x, dy = ys[index] - hint.position.y
+                let sigma2 = max(1, hint.uncertainty * hint.uncertainty)
+                logLikelihood -= 0.5 * (dx * dx + dy * dy) / sigma2
+            }
+            logWeights[index] += logLikelihood
+            largest = max(largest, logWeights[index])
+        }
+        for index in logWeights.indices { logWeights[index] -= largest }
+    }
+
+    private func estimate() -> Fix {
+        var sum = 0.0, x = 0.0, y = 0.0
+        for index in xs.indices {
+            let weight = exp(logWeights[index])
+            sum += weight; x += weight * xs[index]; y += weight * ys[index]
+        }
+        x /= sum; y /= sum
+        var spread = 0.0
+        for index in xs.indices {
+            let dx = xs[index] - x, dy = ys[index] - y
+            spread += exp(logWeights[index]) * (dx * dx + dy * dy)
+        }
+        return Fix(position: Position(x: x, y: y), uncertainty: (spread / sum).squareRoot(), method: .particle)
+    }
+
+    /// Systematic resampling once the effective sample size falls below half the particles.
+    private mutating func resampleIfDegenerate() {
+        let weights = logWeights.map { exp($0) }
+        let total = weights.reduce(0, +)
+        let squares = weights.reduce(0) { $0 + $1 * $1 }
+        guard total > 0, (total * total) / squares < Double(xs.count) / 2 else { return }
+        let count = xs.count
+        let step = total / Double(count)
+        var position = Double.random(in: 0..<step, using: &generator)
+        var cumulative = weights[0]
+        var source = 0
+        var newXs = [Double](), newYs = [Double]()
+        newXs.reserveCapacity(count); newYs.reserveCapacity(count)
+        for _ in 0..<count {
+            while position > cumulative && source < count - 1 {
+                source += 1
+                cumulative += weights[source]
+            }
+            newXs.append(xs[source]); newYs.append(ys[source])
+            position += step
+        }
+        xs = newXs; ys = newYs
+        logWeights = [Double](repeating: 0, count: count)
+    }
+
+    /// Two independent standard normal numbers (Box–Muller).
+    private mutating func gaussianPair() -> (Double, Double) {
+        let u = Double.random(in: Double.ulpOfOne..<1, using: &generator)
+        let v = Double.random(in: 0..<1, using: &generator)
+        let radius = (-2 * log(u)).squareRoot()
+        return (radius * cos(2 * .pi * v), radius * sin(2 * .pi * v))
+    }
+}

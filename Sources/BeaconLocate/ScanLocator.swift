@@ -1,0 +1,113 @@
+import Foundation
+
+/// Runs one method over a sequence of scans: builds the estimator once, and keeps a particle
+/// filter per receiver so each one is tracked over time.
+public struct ScanLocator: Sendable {
+    public let method: LocateMethod
+    public let map: SiteMap
+    public let anchors: AnchorSet
+    private let centroid: WeightedCentroid
+    private let trilateration: RobustTrilateration
+    private let fingerprints: FingerprintIndex?
+    private var filters: [String: ParticleFilter] = [:]
+    public static let maximumTrackedReceivers = 100_000
+
+    /// `survey` is needed for `.fingerprint` (the method gives no fixes without it).
+    public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = []) {
+        self.method = method
+        self.map = map
+        anchors = AnchorSet(map: map, model: model)
+        centroid = WeightedCentroid(anchors: anchors)
+        trilateration = RobustTrilateration(anchors: anchors)
+        fingerprints = survey.isEmpty ? nil : FingerprintIndex(survey: survey, beaconCount: map.beacons.count)
+    }
+
+    /// A seed from the receiver's name (FNV-1a), the same in every run: `hashValue` is
+    /// randomised per process.
+    static func seed(for receiver: String) -> UInt64 {
+        receiver.utf8.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 }
+    }
+
+    /// The fix for one scan from `receiver` at `time`. Readings are raw RSSI; the receiver's
+    /// gain offset is taken off here.
+    public mutating func locate(_ readings: [Reading], receiver: String, at time: Double) -> Fix? {
+        let gain = anchors.model.gain(of: receiver)
+        let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
+        switch method {
+        case .centroid: return centroid.locate(corrected)
+        case .trilateration: return trilateration.locate(corrected)
+        case .fingerprint: return fingerprints?.locate(readings)
+        case .particle:
+            if filters[receiver] == nil {
+                guard filters.count < Self.maximumTrackedReceivers else { return nil }
+                filters[receiver] = ParticleFilter(anchors: anchors, walls: map.walls,
+                                                   configuration: .init(seed: Self.seed(for: receiver)))
+            }
+            // With a survey, the fingerprint fix is a second measurement of the same walk.
+            let hint = fingerprints?.locate(readings)
+            return filters[receiver]!.update(corrected, at: time, positionHint: hint)
+        }
+    }
+}
+
+extension SiteCalibrator {
+    /// Adds every reading of the scans that have a truth position, at the slant distance from
+    /// the truth to the beacon (the model's height offset included). Scans without a receiver
+    /// column count as one receiver, "survey".
+    public mutating func add(scans: [ScanRow], map: SiteMap, heightOffset: Double) {
+        for scan in scans {
+            guard let truth = scan.truth else { continue }
+            for reading in scan.readings {
+                let horizontal = truth.distance(to: map.beacons[reading.beacon].position)
+                add(beacon: map.beacons[reading.beacon].id, receiver: scan.receiver ?? "survey",
+                    distance: (horizontal * horizontal + heightOffset * heightOffset).squareRoot(), rssi: reading.rssi)
+            }
+        }
+    }
+}
+
+/// Cross-validation on labelled scans: each group (a day, say) is located with everything
+/// learnt from the other groups only (fingerprints and, if asked, calibration), because scans
+/// close in time are near-duplicates and a random split would flatter every method.
+public struct LeaveOneGroupOut: Sendable {
+    public var map: SiteMap
+    public var model: PathLossModel
+    public var calibrate: Bool
+
+    public init(map: SiteMap, model: PathLossModel, calibrate: Bool) {
+        self.map = map
+        self.model = model
+        self.calibrate = calibrate
+    }
+
+    /// Errors per method over all groups; scans without a group or truth are skipped.
+    public func errors(_ scans: [ScanRow], methods: [LocateMethod]) -> [LocateMethod: [Double]] {
+        let groups = Array(Set(scans.compactMap(\.group))).sorted()
+        var errors: [LocateMethod: [Double]] = [:]
+        for group in groups {
+            let training = scans.filter { $0.group != group && $0.truth != nil }
+            // In time order, so trackers see the walk as it happened.
+            let testing = scans.filter { $0.group == group && $0.truth != nil }.enumerated()
+                .sorted { ($0.element.time ?? Double($0.offset), $0.offset) < ($1.element.time ?? Double($1.offset), $1.offset) }
+                .map(\.element)
+            var groupModel = model
+            if calibrate {
+                var calibrator = SiteCalibrator(priorPower: Dictionary(map.beacons.compactMap { beacon in beacon.measuredPower.map { (beacon.id, $0) } },
+                                                                       uniquingKeysWith: { first, _ in first }),
+                                                defaultPower: model.defaultPower)
+                calibrator.add(scans: training, map: map, heightOffset: model.heightOffset)
+                if let fit = calibrator.fit() { groupModel = fit.applied(to: model) }
+            }
+            let survey = training.map { SurveyPoint(position: $0.truth!, readings: $0.readings) }
+            for method in methods {
+                var locator = ScanLocator(method: method, map: map, model: groupModel, survey: survey)
+                for (index, scan) in testing.enumerated() {
+                    guard let fix = locator.locate(scan.readings, receiver: scan.receiver ?? "receiver",
+                                                   at: scan.time ?? Double(index)) else { continue }
+                    errors[method, default: []].append(fix.position.distance(to: scan.truth!))
+                }
+            }
+        }
+        return errors
+    }
+}

@@ -1,0 +1,167 @@
+import ArgumentParser
+import BeaconKit
+import BeaconLocate
+import Foundation
+
+/// The files of one `proxima locate` run, loaded and checked, and the printing of its results.
+struct LocateSession {
+    let options: Locate
+    var map: SiteMap
+    var model: PathLossModel
+    var survey: [ScanRow] = []
+    var calibration: SiteCalibration?
+
+    init(options: Locate) throws {
+        self.options = options
+        if let path = options.map {
+            map = try SiteMap.load(contentsOf: URL(fileURLWithPath: path))
+        } else {
+            let beacons = try BeaconTable.parse(try Self.read(options.beacons!), file: options.beacons!)
+            let extent = beacons.reduce(Position(x: 1, y: 1)) { Position(x: max($0.x, $1.position.x), y: max($0.y, $1.position.y)) }
+            // A beacons file has no plan: allow positions a little beyond the outermost beacons.
+            map = SiteMap(width: extent.x * 1.25 + 2, height: extent.y * 1.25 + 2, beacons: beacons)
+        }
+        model = PathLossModel(exponent: options.exponent, defaultPower: options.power)
+        if let path = options.survey {
+            survey = try layout.parse(try Self.read(path), beacons: map.beacons, file: path)
+            guard survey.contains(where: { $0.truth != nil }) else {
+                throw ValidationError("\(path): the survey needs truth columns (--truth-x/--truth-y or --truth-cell)")
+            }
+        }
+        if options.calibrate {
+            var calibrator = SiteCalibrator(priorPower: Dictionary(map.beacons.compactMap { beacon in beacon.measuredPower.map { (beacon.id, $0) } },
+                                                                   uniquingKeysWith: { first, _ in first }),
+                                            defaultPower: options.power)
+            calibrator.add(scans: survey, map: map, heightOffset: model.heightOffset)
+            calibration = calibrator.fit()
+            if let calibration { model = calibration.applied(to: model) }
+        }
+    }
+
+    var layout: ScanTableLayout {
+        ScanTableLayout(missing: options.missing, truthX: options.truthX, truthY: options.truthY, truthCell: options.truthCell,
+                        cellSize: options.cellSize, groupColumn: options.splitBy, timeColumn: options.timeColumn)
+    }
+
+    static func read(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+        guard data.count <= 512 << 20 else { throw ValidationError("\(path): expected at most 512 MiB, found \(data.count) bytes") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func printCalibration() {
+        if options.splitBy != nil && survey.isEmpty {
+            printError("calibration: fitted for each group from the other groups' labelled scans")
+            return
+        }
+        guard let calibration else {
+            printError("calibration: not enough data (readings at two distances or more are needed: give --survey with truth columns)")
+            return
+        }
+        if options.json {
+            printLive(Terminal.jsonLine(calibration))
+            return
+        }
+        printLive(String(format: "calibration: exponent %.2f, residual spread %.1f dB (%d links)", calibration.exponent,
+                         calibration.residualSpread, calibration.links))
+        for (id, power) in calibration.beaconPower.sorted(by: { $0.key < $1.key }) { printLive(String(format: "  beacon %@: %.1f dBm at 1 m", id, power)) }
+        for (name, gain) in calibration.receiverGain.sorted(by: { $0.key < $1.key }) { printLive(String(format: "  receiver %@: gain %+.1f dB", name, gain)) }
+    }
+
+    func runScans() throws {
+        let path = options.scans!
+        let scans = try layout.parse(try Self.read(path), beacons: map.beacons, file: path)
+        let unit = options.cellSize == 1 && options.truthCell != nil ? "cells" : "m"
+        if options.splitBy != nil {
+            let errors = LeaveOneGroupOut(map: map, model: model, calibrate: options.calibrate).errors(scans, methods: options.methods)
+            for method in options.methods { printSummary(ErrorSummary(errors: errors[method] ?? []), method: method, unit: unit) }
+            return
+        }
+        let surveyPoints = survey.compactMap { scan in scan.truth.map { SurveyPoint(position: $0, readings: scan.readings) } }
+        for method in options.methods {
+            var locator = ScanLocator(method: method, map: map, model: model, survey: surveyPoints)
+            var errors: [Double] = []
+            var roomHits: [Bool] = []
+            for (index, scan) in scans.enumerated() {
+                let time = scan.time ?? Double(index)
+                let receiver = scan.receiver ?? "receiver"
+                guard let fix = locator.locate(scan.readings, receiver: receiver, at: time) else { continue }
+                let room = map.room(at: fix.position)?.name
+                if let truth = scan.truth {
+                    errors.append(fix.position.distance(to: truth))
+                    if !map.rooms.isEmpty { roomHits.append(room == map.room(at: truth)?.name) }
+                }
+                if options.methods.count == 1 { printFix(time: time, receiver: receiver, fix: fix, room: room) }
+            }
+            if scans.contains(where: { $0.truth != nil }) {
+                printSummary(ErrorSummary(errors: errors, roomHits: roomHits), method: method, unit: unit)
+            }
+        }
+    }
+
+    func printFix(time: Double, receiver: String, fix: Fix, room: String?) {
+        if options.json {
+            printLive(Terminal.jsonLine(LocatedFixLine(time: time, receiver: receiver, x: fix.position.x, y: fix.position.y,
+                                                      uncertainty: fix.uncertainty, room: room, method: fix.method.rawValue)))
+        } else {
+            printLive(String(format: "%@  %@  x %.2f  y %.2f  ±%.2f  %@  %@", Terminal.timestamp(time), receiver, fix.position.x, fix.position.y,
+                             fix.uncertainty, room ?? "-", fix.method.rawValue))
+        }
+    }
+
+    func printRoomEvent(_ event: RoomEvent) {
+        if options.json {
+            printLive(Terminal.jsonLine(event))
+        } else {
+            printLive("\(Terminal.timestamp(event.time))  \(event.kind.rawValue)  \(event.room)  \(event.subject)")
+        }
+    }
+
+    func printSummary(_ summary: ErrorSummary?, method: LocateMethod, unit: String) {
+        guard let summary else {
+            printLive(options.json ? Terminal.jsonLine(["method": method.rawValue, "error": "no fixes"]) : "\(method.rawValue): no fixes")
+            return
+        }
+        if options.json {
+            printLive(Terminal.jsonLine(LocatedSummaryLine(method: method.rawValue, unit: unit, summary: summary)))
+        } else {
+            printLive((options.methods.count > 1 ? "\(method.rawValue) " : "") + summary.line(unit: unit))
+        }
+    }
+
+    mutating func runSightings(_ input: LocateSightingInput) async throws {
+        guard let method = options.methods.first, options.methods.count == 1 else {
+            throw ValidationError("--method all needs --scans with truth columns")
+        }
+        let surveyPoints = survey.compactMap { scan in scan.truth.map { SurveyPoint(position: $0, readings: scan.readings) } }
+        var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints),
+                                      presence: RoomPresence(map: map, receiverGain: model.receiverGain))
+        for try await sighting in try await input.sightings() {
+            for output in locator.receive(sighting) { print(output) }
+        }
+        for output in locator.finish() { print(output) }
+    }
+
+    private func print(_ output: LocateOutput) {
+        switch output {
+        case .fix(let time, let receiver, let fix, let room): printFix(time: time, receiver: receiver, fix: fix, room: room)
+        case .room(let event): printRoomEvent(event)
+        }
+    }
+}
+
+struct LocatedFixLine: Encodable {
+    var time: Double
+    var receiver: String
+    var x: Double
+    var y: Double
+    var uncertainty: Double
+    var room: String?
+    var method: String
+}
+
+struct LocatedSummaryLine: Encodable {
+    var method: String
+    var unit: String
+    var summary: ErrorSummary
+}

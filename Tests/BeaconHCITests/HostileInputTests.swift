@@ -63,3 +63,59 @@ import Testing
         }
     }
 }
+
+/// Damaged timestamps: refused with the record and its offset, never a replay that waits for years.
+@Suite struct CaptureTimestampTests {
+    @Test func pcapMicrosecondsOfASecondOrMoreAreRefused() throws {
+        var bytes = try HostileInputTests.fixture("btvirt-scan.pcap")
+        // Record 0 starts after the 24-byte file header; ts_usec is its second little-endian word.
+        let tsUsec = 24 + 4
+        bytes.replaceSubrange(tsUsec..<tsUsec + 4, with: [0x40, 0x42, 0x0F, 0x00])  // 1,000,000
+        #expect(throws: CaptureError(field: "record 0 timestamp fraction (ts_usec)", offset: tsUsec,
+                                     expected: "0…999999 (microseconds within the second)", found: "1000000")) {
+            try CaptureReader.parse(bytes)
+        }
+        bytes.replaceSubrange(tsUsec..<tsUsec + 4, with: [0x3F, 0x42, 0x0F, 0x00])  // 999,999 is the last valid value
+        #expect(throws: Never.self) { try CaptureReader.parse(bytes) }
+    }
+
+    @Test func aDamagedTimestampEndsAPacedReplayWithTheRecordAndOffset() async throws {
+        var bytes = try HostileInputTests.fixture("btvirt-scan.btsnoop")
+        let capture = try CaptureReader.parse(bytes)
+        let decoder = SightingDecoder(receiver: "r")
+        let paced = try #require(capture.packets.indices.last { !decoder.decode(capture.packets[$0]).sightings.isEmpty })
+        let record = capture.records[paced]
+        // The btsnoop timestamp is the 8 big-endian bytes after the four 32-bit record fields:
+        // push it ten years on, as one flipped high byte does.
+        let stamp = record.offset + 16
+        let tenYears: UInt64 = 10 * 365 * 86_400 * 1_000_000
+        let damaged = bytes[stamp..<stamp + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } + tenYears
+        bytes.replaceSubrange(stamp..<stamp + 8, with: (0..<8).reversed().map { UInt8(truncatingIfNeeded: damaged >> (8 * UInt64($0))) })
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("damaged-\(UUID()).btsnoop")
+        try Data(bytes).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+
+        let outcome = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                do {
+                    for try await _ in try CaptureReplay.sightings(url: url, speed: 1, receiver: "r") {}
+                    return "the replay finished without an error"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            group.addTask {
+                // Only a guard against the old behaviour (sleeping for ten years); the replay
+                // itself fails as soon as it reaches the record.
+                try await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        let message = try #require(outcome, "the paced replay was still waiting after 60 s")
+        #expect(message.contains("record \(record.index) timestamp at byte \(record.offset)"), "\(message)")
+        #expect(message.contains("expected at most 3600 s after the packet before it"), "\(message)")
+    }
+}

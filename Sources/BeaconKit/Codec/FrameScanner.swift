@@ -22,10 +22,10 @@ public struct LocatedFrame: Sendable, Hashable {
     public func iBeacon(in buffer: UnsafeRawBufferPointer) -> IBeaconFrame? {
         guard format == .iBeacon else { return nil }
         let payload = range.lowerBound
-        return IBeaconFrame(identity: BeaconIdentity(uuid: buffer.uuid(at: payload),
-                                                     major: buffer.uint16BigEndian(at: payload &+ 16),
-                                                     minor: buffer.uint16BigEndian(at: payload &+ 18)),
-                            measuredPower: MeasuredPower(buffer.int8(at: payload &+ 20)))
+        return IBeaconFrame(identity: BeaconIdentity(uuid: buffer.getUUID(at: payload),
+                                                     major: buffer.getUInt16BigEndian(at: payload &+ 16),
+                                                     minor: buffer.getUInt16BigEndian(at: payload &+ 18)),
+                            measuredPower: MeasuredPower(buffer.getInt8(at: payload &+ 20)))
     }
 
     /// The frame as a value. `buffer` must be the one the frame was located in.
@@ -35,24 +35,24 @@ public struct LocatedFrame: Sendable, Hashable {
         case .iBeacon:
             return .iBeacon(iBeacon(in: buffer)!)
         case .altBeacon:
-            return .altBeacon(AltBeaconFrame(companyID: buffer.uint16LittleEndian(at: start),
-                                             beaconID: buffer.bytes((start + 4)..<(start + 24)),
-                                             referenceRSSI: MeasuredPower(buffer.int8(at: start + 24)),
+            return .altBeacon(AltBeaconFrame(companyID: buffer.getUInt16LittleEndian(at: start),
+                                             beaconID: buffer.getBytes((start + 4)..<(start + 24)),
+                                             referenceRSSI: MeasuredPower(buffer.getInt8(at: start + 24)),
                                              reserved: buffer[start + 25]))
         case .eddystoneUID:
-            return .eddystone(.uid(namespace: buffer.bytes((start + 2)..<(start + 12)),
-                                   instance: buffer.bytes((start + 12)..<(start + 18)),
-                                   txPowerAt0m: buffer.int8(at: start + 1)))
+            return .eddystone(.uid(namespace: buffer.getBytes((start + 2)..<(start + 12)),
+                                   instance: buffer.getBytes((start + 12)..<(start + 18)),
+                                   txPowerAt0m: buffer.getInt8(at: start + 1)))
         case .eddystoneURL:
-            return .eddystone(.url(txPowerAt0m: buffer.int8(at: start + 1),
+            return .eddystone(.url(txPowerAt0m: buffer.getInt8(at: start + 1),
                                    url: EddystoneURLCoding.expand(buffer, scheme: start + 2, end: range.upperBound)))
         case .eddystoneTLM:
-            let rawTemperature = buffer.uint16BigEndian(at: start + 4)
+            let rawTemperature = buffer.getUInt16BigEndian(at: start + 4)
             return .eddystone(.tlm(EddystoneTelemetry(
-                batteryMillivolts: buffer.uint16BigEndian(at: start + 2),
+                batteryMillivolts: buffer.getUInt16BigEndian(at: start + 2),
                 temperatureCelsius: rawTemperature == 0x8000 ? nil : Double(Int16(bitPattern: rawTemperature)) / 256,
-                advertisingCount: buffer.uint32BigEndian(at: start + 6),
-                uptimeDeciseconds: buffer.uint32BigEndian(at: start + 10))))
+                advertisingCount: buffer.getUInt32BigEndian(at: start + 6),
+                uptimeDeciseconds: buffer.getUInt32BigEndian(at: start + 10))))
         }
     }
 
@@ -257,7 +257,7 @@ enum FrameScanner {
         if count == Number.altBeaconLength, buffer[start &+ 2] == 0xBE, buffer[start &+ 3] == 0xAC {
             return LocatedFrame(format: .altBeacon, range: Range(uncheckedBounds: (start, end)))
         }
-        guard buffer.uint16LittleEndian(at: start) == Number.apple else { return nil }
+        guard buffer.getUInt16LittleEndian(at: start) == Number.apple else { return nil }
         return try locateIBeacon(inAppleData: buffer, from: start &+ 2, to: end)
     }
 
@@ -299,7 +299,7 @@ enum FrameScanner {
         guard count >= 2 else {
             throw DecodeFailure.missing("service data UUID", at: start, expected: "2 bytes", present: count)
         }
-        guard buffer.uint16LittleEndian(at: start) == Number.eddystone else { return nil }
+        guard buffer.getUInt16LittleEndian(at: start) == Number.eddystone else { return nil }
         guard count >= 3 else {
             throw DecodeFailure.missing("Eddystone frame type", at: start &+ 2, expected: "a frame type byte after AA FE", present: 0)
         }

@@ -15,8 +15,12 @@ import Testing
     @Test(arguments: ["btvirt-scan.btsnoop", "btvirt-scan.pcap"])
     func corruptedCapturesNeverCrash(file: String) throws {
         let original = try Self.fixture(file)
+        let originalCapture = try CaptureReader.parse(original)
+        let originalSightings = CaptureReplay.allSightings(capture: originalCapture, receiver: "fuzz")
+        #expect(originalSightings.count == 2)
         var random = SplitMix(state: 0x5EED)
         var parsed = 0
+        var unchangedReports = 0
         for _ in 0..<3000 {
             var bytes = original
             for _ in 0..<Int.random(in: 1...4, using: &random) {
@@ -24,10 +28,21 @@ import Testing
             }
             guard let capture = try? CaptureReader.parse(bytes) else { continue }
             parsed += 1
-            // Whatever survives parsing must also survive decoding into sightings.
-            _ = CaptureReplay.allSightings(capture: capture, receiver: "fuzz")
+            let sightings = CaptureReplay.allSightings(capture: capture, receiver: "fuzz")
+            let reportEvents = capture.packets.filter(Self.isAdvertisingReportEvent)
+            if reportEvents == originalCapture.packets.filter(Self.isAdvertisingReportEvent) {
+                // Damage elsewhere (commands, other events) cannot change what was heard.
+                unchangedReports += 1
+                #expect(sightings == originalSightings)
+            } else {
+                // Each report gives at most one frame here, stamped with its own event's time.
+                let reportCount = reportEvents.reduce(0) { $0 + Int($1.packet.body.count > 3 ? $1.packet.body[3] : 0) }
+                #expect(sightings.count <= reportCount)
+                #expect(sightings.allSatisfy { sighting in reportEvents.contains { $0.seconds == sighting.time } })
+            }
         }
         #expect(parsed > 0, "most single-byte damage lands in packet data and still parses")
+        #expect(unchangedReports > 0 && unchangedReports < parsed, "both kinds of damage are tried")
     }
 
     @Test func randomBytesOnH4EitherFrameOrFailCleanly() {
@@ -37,14 +52,29 @@ import Testing
             let bytes = (0..<Int.random(in: 1...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             do {
                 for packet in try framer.append(bytes) where packet.type == .event {
-                    _ = SightingDecoder(receiver: "fuzz").decode(
+                    // The framer cut the packet by its own length byte, so it is a whole event.
+                    let event = try HCIEvent(body: packet.body)
+                    #expect(event.parameters.count == packet.body.count - 2)
+                    let outcome = SightingDecoder(receiver: "fuzz").decode(
                         TimestampedPacket(microseconds: 0, direction: .received, packet: packet))
-                    _ = try? HCIEvent(body: packet.body)
+                    if !Self.isAdvertisingReportEvent(TimestampedPacket(microseconds: 0, direction: .received, packet: packet)) {
+                        #expect(outcome == SightingDecoder.Outcome(), "only advertising reports give sightings or errors")
+                    } else if let reports = try? AdvertisingReport.decode(hciEvent: packet.body) {
+                        #expect(outcome.sightings.count + outcome.malformed.count <= reports.count)
+                    } else {
+                        #expect(outcome.sightings.isEmpty && outcome.malformed.count == 1)
+                    }
                 }
             } catch {
                 #expect(error.offset < bytes.count)
             }
         }
+    }
+
+    static func isAdvertisingReportEvent(_ packet: TimestampedPacket) -> Bool {
+        let body = packet.packet.body
+        return packet.direction == .received && packet.packet.type == .event && body.count >= 3 && body[0] == 0x3E
+            && (body[2] == 0x02 || body[2] == 0x0D)
     }
 
     @Test func randomLEMetaEventsNeverCrashTheDecoder() {

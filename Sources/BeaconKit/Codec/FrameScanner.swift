@@ -67,10 +67,28 @@ public struct LocatedFrame: Sendable, Hashable {
     /// Every beacon frame of every report of an HCI LE (Extended) Advertising Report event, with
     /// or without the H4 byte, without allocating. Ranges index `hciEvent`. Reports whose
     /// extended data is incomplete are skipped.
+    ///
+    /// This is the one reading of a report event into frames (sightings, replays and `decode`
+    /// all go through it), and a broken event is handled one way:
+    /// - a broken event structure (header, report count, a report's header or lengths) throws:
+    ///   no report boundary after it can be trusted;
+    /// - advertising data that breaks the AD rules ends its own report: the frames before the
+    ///   bad structure were whole and are delivered, `malformedReport` gets the error (offsets
+    ///   index `hciEvent`), and the event's other reports are still read.
+    @inlinable
+    public static func scan(hciEvent buffer: UnsafeRawBufferPointer, malformedReport: (DecodeError) -> Void,
+                            _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
+        try scanEvent(buffer, from: 0, to: buffer.count, malformedReport: malformedReport, body)
+    }
+
+    /// As `scan(hciEvent:malformedReport:_:)`, then throws the first report's error, if any, once
+    /// every other report has been read.
     @inlinable
     public static func scan(hciEvent buffer: UnsafeRawBufferPointer,
                             _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
-        try scanEvent(buffer, from: 0, to: buffer.count, body)
+        var firstMalformed: DecodeError?
+        try scanEvent(buffer, from: 0, to: buffer.count, malformedReport: { if firstMalformed == nil { firstMalformed = $0 } }, body)
+        if let firstMalformed { throw firstMalformed }
     }
 
     /// Every beacon frame of a run of H4 event packets laid end to end, as a UART or a capture
@@ -99,7 +117,9 @@ public struct LocatedFrame: Sendable, Hashable {
             guard buffer[position &+ 1] == Number.leMeta else {
                 throw DecodeFailure.eventCode(at: position &+ 1, found: buffer[position &+ 1])
             }
-            try scanParameters(buffer, from: position &+ 3, to: end, body)
+            var firstMalformed: DecodeError?
+            try scanParameters(buffer, from: position &+ 3, to: end, malformedReport: { if firstMalformed == nil { firstMalformed = $0 } }, body)
+            if let firstMalformed { throw firstMalformed }
             position = end
             events &+= 1
         }
@@ -109,14 +129,15 @@ public struct LocatedFrame: Sendable, Hashable {
     /// One loop over reports and AD structures, without inner closures, so that the whole scan
     /// compiles into the caller.
     @inlinable @inline(__always)
-    static func scanEvent(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int,
+    static func scanEvent(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int, malformedReport: (DecodeError) -> Void,
                           _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
-        try scanParameters(buffer, from: HCIReportDecoder.leMetaStart(inEvent: buffer, from: start, to: end), to: end, body)
+        try scanParameters(buffer, from: HCIReportDecoder.leMetaStart(inEvent: buffer, from: start, to: end), to: end,
+                           malformedReport: malformedReport, body)
     }
 
     /// The LE Meta parameters in `start..<end`, from the subevent code on.
     @inlinable @inline(__always)
-    static func scanParameters(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int,
+    static func scanParameters(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int, malformedReport: (DecodeError) -> Void,
                                _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
         let (first, count, extended) = try HCIReportDecoder.firstReport(buffer, leMetaAt: start, end: end)
         var position = first
@@ -127,14 +148,14 @@ public struct LocatedFrame: Sendable, Hashable {
                 position = next
                 index &+= 1
                 guard header.isDataComplete else { continue }
-                try FrameScanner.scanReportData(buffer, data, header, body)
+                do throws(DecodeError) { try FrameScanner.scanReportData(buffer, data, header, body) } catch { malformedReport(error) }
             }
         } else {
             while index < count {
                 let (header, data, next) = try HCIReportDecoder.legacyReport(buffer, at: position, end: end, index: index)
                 position = next
                 index &+= 1
-                try FrameScanner.scanReportData(buffer, data, header, body)
+                do throws(DecodeError) { try FrameScanner.scanReportData(buffer, data, header, body) } catch { malformedReport(error) }
             }
         }
         try HCIReportDecoder.checkEnd(at: position, end: end, reports: count)

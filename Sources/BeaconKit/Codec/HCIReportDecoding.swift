@@ -97,6 +97,32 @@ public struct ReportHeader: Sendable, Hashable {
     }
 }
 
+/// The beacon frames of one HCI advertising report event, read as `LocatedFrame.scan(hciEvent:)`
+/// reads it, and the errors of reports whose data broke the AD rules.
+public struct HCIEventFrames: Sendable, Hashable {
+    public struct Found: Sendable, Hashable {
+        public var header: ReportHeader
+        public var frame: BeaconFrame
+    }
+
+    public var frames: [Found] = []
+    /// One error per report whose advertising data is malformed, offsets counted in the event.
+    public var malformedReports: [DecodeError] = []
+
+    /// Throws only when the event itself is broken; see `LocatedFrame.scan(hciEvent:)`.
+    public init(hciEvent: [UInt8]) throws(DecodeError) {
+        var found = HCIEventFrames()
+        try hciEvent.withDecodingBuffer { (buffer) throws(DecodeError) in
+            try LocatedFrame.scan(hciEvent: buffer, malformedReport: { found.malformedReports.append($0) }) { header, located in
+                found.frames.append(Found(header: header, frame: located.frame(in: buffer)))
+            }
+        }
+        self = found
+    }
+
+    init() {}
+}
+
 extension BeaconFrame {
     /// Every beacon frame of every report of an HCI event, with the report's header. Reports
     /// with incomplete extended data are skipped. `LocatedFrame.scan(hciEvent:)` is the same

@@ -39,9 +39,9 @@ public final class ScriptedController: Sendable {
     }
 
     /// Sends bytes exactly as given (one read on the host when `messageBoundaries`).
-    public func writeRaw(_ bytes: [UInt8]) throws { try controllerEnd.writeRaw(bytes) }
+    public func writeRaw(_ bytes: [UInt8]) async throws { try await controllerEnd.writeRaw(bytes) }
 
-    public func send(_ event: HCIEvent) throws { try controllerEnd.send(event.packet) }
+    public func send(_ event: HCIEvent) async throws { try await controllerEnd.send(event.packet) }
 
     /// Command Complete for `opcode` with `status` and return parameters after it.
     public static func commandComplete(_ opcode: HCIOpcode, status: HCIStatus = .success, credits: UInt8 = 1,
@@ -61,7 +61,7 @@ public final class ScriptedController: Sendable {
         while let command = try await nextCommand() {
             seen.append(command)
             try observe(command)
-            try send(Self.commandComplete(command.opcode))
+            try await send(Self.commandComplete(command.opcode))
         }
         return seen
     }

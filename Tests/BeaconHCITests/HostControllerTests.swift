@@ -11,24 +11,27 @@ import Testing
         async let reply = host.send(HCICommand(opcode: .readBDAddress))
         let command = try #require(await script.nextCommand())
         #expect(command.opcode == .readBDAddress)
-        try script.send(ScriptedController.commandComplete(.readBDAddress, returnParameters: [1, 2, 3, 4, 5, 6]))
+        try await script.send(ScriptedController.commandComplete(.readBDAddress, returnParameters: [1, 2, 3, 4, 5, 6]))
         #expect(try await reply.returnParameters == [1, 2, 3, 4, 5, 6])
         await host.close()
     }
 
     @Test func silenceTimesOutNamingTheCommand() async throws {
         let script = try ScriptedController()
-        let host = HostController(transport: script.hostTransport, defaultTimeout: .milliseconds(100))
-        await #expect(throws: HostControllerError.timedOut(opcode: .leSetScanEnable, after: .milliseconds(100), ignoredReplies: [])) {
-            try await host.send(LECommand.setScanEnable(true))
+        let clock = TestClock()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(2), clock: clock)
+        let silent = Task { try await host.send(LECommand.setScanEnable(true)) }
+        #expect(try await script.nextCommand()?.opcode == .leSetScanEnable)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(2))
+        await #expect(throws: HostControllerError.timedOut(opcode: .leSetScanEnable, after: .seconds(2), ignoredReplies: [])) {
+            try await silent.value
         }
         // The lost reply must not wedge the link: the next command goes out and succeeds.
-        // Its own timeout is generous so that a loaded machine cannot fail this half of the test.
-        async let next = host.send(HCICommand(opcode: .reset), timeout: .seconds(30))
-        var command = try #require(await script.nextCommand())
-        if command.opcode == .leSetScanEnable { command = try #require(await script.nextCommand()) }
+        async let next = host.send(HCICommand(opcode: .reset))
+        let command = try #require(await script.nextCommand())
         #expect(command.opcode == .reset)
-        try script.send(ScriptedController.commandComplete(.reset))
+        try await script.send(ScriptedController.commandComplete(.reset))
         _ = try await next
         await host.close()
     }
@@ -38,7 +41,7 @@ import Testing
         let host = HostController(transport: script.hostTransport)
         async let reply = host.send(LECommand.setAdvertisingParameters(interval: LEInterval(units: 0x00A0)))
         _ = try #require(await script.nextCommand())
-        try script.send(ScriptedController.commandComplete(.leSetAdvertisingParameters, status: .commandDisallowed))
+        try await script.send(ScriptedController.commandComplete(.leSetAdvertisingParameters, status: .commandDisallowed))
         do {
             _ = try await reply
             Issue.record("a refused command must throw")
@@ -55,7 +58,7 @@ import Testing
         let host = HostController(transport: script.hostTransport)
         let reply = Task { try await host.send(LECommand.setScanEnable(true)) }
         _ = try #require(await script.nextCommand())
-        try script.send(CommandStatus(status: .unknownCommand, numberOfCommandPackets: 1, opcode: .leSetScanEnable).event)
+        try await script.send(CommandStatus(status: .unknownCommand, numberOfCommandPackets: 1, opcode: .leSetScanEnable).event)
         await #expect(throws: HostControllerError.commandFailed(opcode: .leSetScanEnable, status: .unknownCommand)) {
             try await reply.value
         }
@@ -68,8 +71,8 @@ import Testing
         async let reply = host.send(LECommand.setAdvertisingEnable(true))
         _ = try #require(await script.nextCommand())
         // A failing reply for a different command: must be ignored, not applied to ours.
-        try script.send(ScriptedController.commandComplete(.leSetScanEnable, status: .commandDisallowed))
-        try script.send(ScriptedController.commandComplete(.leSetAdvertisingEnable))
+        try await script.send(ScriptedController.commandComplete(.leSetScanEnable, status: .commandDisallowed))
+        try await script.send(ScriptedController.commandComplete(.leSetAdvertisingEnable))
         let answer = try await reply
         #expect(answer.opcode == .leSetAdvertisingEnable)
         #expect(await host.unmatchedReplies == [.leSetScanEnable])
@@ -78,11 +81,15 @@ import Testing
 
     @Test func onlyAReplyForAnotherOpcodeTimesOutAndSaysSo() async throws {
         let script = try ScriptedController()
-        // Long enough that the stray reply surely lands before the timeout, even on a busy machine.
-        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(3))
+        let clock = TestClock()
+        let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(3), clock: clock)
         async let reply = host.send(HCICommand(opcode: .reset))
         _ = try #require(await script.nextCommand())
-        try script.send(ScriptedController.commandComplete(.leSetScanParameters))
+        try await script.send(ScriptedController.commandComplete(.leSetScanParameters))
+        // The time moves only once the stray reply has been seen, however busy the machine is.
+        while await host.unmatchedReplies.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(3))
         do {
             _ = try await reply
             Issue.record("expected a timeout")
@@ -105,18 +112,18 @@ import Testing
         let firstSeen = try #require(await script.nextCommand())
         #expect(firstSeen.opcode == .reset)
         // Answer, but grant no credit: the controller cannot take another command yet.
-        try script.send(ScriptedController.commandComplete(.reset, credits: 0))
+        try await script.send(ScriptedController.commandComplete(.reset, credits: 0))
         _ = try await first
         async let second = host.send(LECommand.setScanEnable(false))
         // Give the host every chance to send early; the credit-only event then releases it, so
         // the command must arrive after the credit was granted.
         try await Task.sleep(for: .milliseconds(100))
         let creditGranted = Int64(Date().timeIntervalSince1970 * 1_000_000)
-        try script.send(CommandComplete(numberOfCommandPackets: 1, opcode: .noOperation, returnParameters: []).event)
+        try await script.send(CommandComplete(numberOfCommandPackets: 1, opcode: .noOperation, returnParameters: []).event)
         let secondSeen = try #require(await script.nextTimedCommand())
         #expect(secondSeen.command.opcode == .leSetScanEnable)
         #expect(secondSeen.arrivedAt >= creditGranted, "the host sent without a credit")
-        try script.send(ScriptedController.commandComplete(.leSetScanEnable))
+        try await script.send(ScriptedController.commandComplete(.leSetScanEnable))
         _ = try await second
         await host.close()
     }
@@ -126,7 +133,7 @@ import Testing
         let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
         async let reply = host.send(HCICommand(opcode: .reset))
         _ = try #require(await script.nextCommand())
-        try script.writeRaw([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00, 0x7E, 0x00])
+        try await script.writeRaw([0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00, 0x7E, 0x00])
         _ = try await reply
         do {
             try await host.send(HCICommand(opcode: .reset))
@@ -150,8 +157,8 @@ import Testing
         async let reply = host.send(HCICommand(opcode: .readBDAddress))
         _ = try #require(await script.nextCommand())
         // SOCK_SEQPACKET: each write is its own read on the host side.
-        try script.writeRaw(Array(Self.addressReply[..<split]))
-        try script.writeRaw(Array(Self.addressReply[split...]))
+        try await script.writeRaw(Array(Self.addressReply[..<split]))
+        try await script.writeRaw(Array(Self.addressReply[split...]))
         #expect(try await reply.returnParameters == [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
         await host.close()
     }
@@ -161,7 +168,7 @@ import Testing
         let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
         async let reply = host.send(HCICommand(opcode: .readBDAddress))
         _ = try #require(await script.nextCommand())
-        for byte in Self.addressReply { try script.writeRaw([byte]) }
+        for byte in Self.addressReply { try await script.writeRaw([byte]) }
         #expect(try await reply.returnParameters == [0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF])
         await host.close()
     }

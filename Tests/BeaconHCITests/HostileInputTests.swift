@@ -15,8 +15,12 @@ import Testing
     @Test(arguments: ["btvirt-scan.btsnoop", "btvirt-scan.pcap"])
     func corruptedCapturesNeverCrash(file: String) throws {
         let original = try Self.fixture(file)
+        let originalCapture = try CaptureReader.parse(original)
+        let originalSightings = CaptureReplay.allSightings(capture: originalCapture, receiver: "fuzz")
+        #expect(originalSightings.count == 2)
         var random = SplitMix(state: 0x5EED)
         var parsed = 0
+        var unchangedReports = 0
         for _ in 0..<3000 {
             var bytes = original
             for _ in 0..<Int.random(in: 1...4, using: &random) {
@@ -24,10 +28,21 @@ import Testing
             }
             guard let capture = try? CaptureReader.parse(bytes) else { continue }
             parsed += 1
-            // Whatever survives parsing must also survive decoding into sightings.
-            _ = CaptureReplay.allSightings(capture: capture, receiver: "fuzz")
+            let sightings = CaptureReplay.allSightings(capture: capture, receiver: "fuzz")
+            let reportEvents = capture.packets.filter(Self.isAdvertisingReportEvent)
+            if reportEvents == originalCapture.packets.filter(Self.isAdvertisingReportEvent) {
+                // Damage elsewhere (commands, other events) cannot change what was heard.
+                unchangedReports += 1
+                #expect(sightings == originalSightings)
+            } else {
+                // Each report gives at most one frame here, stamped with its own event's time.
+                let reportCount = reportEvents.reduce(0) { $0 + Int($1.packet.body.count > 3 ? $1.packet.body[3] : 0) }
+                #expect(sightings.count <= reportCount)
+                #expect(sightings.allSatisfy { sighting in reportEvents.contains { $0.seconds == sighting.time } })
+            }
         }
         #expect(parsed > 0, "most single-byte damage lands in packet data and still parses")
+        #expect(unchangedReports > 0 && unchangedReports < parsed, "both kinds of damage are tried")
     }
 
     @Test func randomBytesOnH4EitherFrameOrFailCleanly() {
@@ -37,14 +52,29 @@ import Testing
             let bytes = (0..<Int.random(in: 1...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             do {
                 for packet in try framer.append(bytes) where packet.type == .event {
-                    _ = SightingDecoder(receiver: "fuzz").decode(
+                    // The framer cut the packet by its own length byte, so it is a whole event.
+                    let event = try? HCIEvent(body: packet.body)
+                    #expect(event?.parameters.count == packet.body.count - 2)
+                    let outcome = SightingDecoder(receiver: "fuzz").decode(
                         TimestampedPacket(microseconds: 0, direction: .received, packet: packet))
-                    _ = try? HCIEvent(body: packet.body)
+                    if !Self.isAdvertisingReportEvent(TimestampedPacket(microseconds: 0, direction: .received, packet: packet)) {
+                        #expect(outcome == SightingDecoder.Outcome(), "only advertising reports give sightings or errors")
+                    } else if let reports = try? AdvertisingReport.decode(hciEvent: packet.body) {
+                        #expect(outcome.sightings.count + outcome.malformed.count <= reports.count)
+                    } else {
+                        #expect(outcome.sightings.isEmpty && outcome.malformed.count == 1)
+                    }
                 }
             } catch {
                 #expect(error.offset < bytes.count)
             }
         }
+    }
+
+    static func isAdvertisingReportEvent(_ packet: TimestampedPacket) -> Bool {
+        let body = packet.packet.body
+        return packet.direction == .received && packet.packet.type == .event && body.count >= 3 && body[0] == 0x3E
+            && (body[2] == 0x02 || body[2] == 0x0D)
     }
 
     @Test func randomLEMetaEventsNeverCrashTheDecoder() {
@@ -61,5 +91,61 @@ import Testing
                 #expect(outcome.sightings.isEmpty && outcome.malformed.count == 1)
             }
         }
+    }
+}
+
+/// Damaged timestamps: refused with the record and its offset, never a replay that waits for years.
+@Suite struct CaptureTimestampTests {
+    @Test func pcapMicrosecondsOfASecondOrMoreAreRefused() throws {
+        var bytes = try HostileInputTests.fixture("btvirt-scan.pcap")
+        // Record 0 starts after the 24-byte file header; ts_usec is its second little-endian word.
+        let tsUsec = 24 + 4
+        bytes.replaceSubrange(tsUsec..<tsUsec + 4, with: [0x40, 0x42, 0x0F, 0x00])  // 1,000,000
+        #expect(throws: CaptureError(field: "record 0 timestamp fraction (ts_usec)", offset: tsUsec,
+                                     expected: "0…999999 (microseconds within the second)", found: "1000000")) {
+            try CaptureReader.parse(bytes)
+        }
+        bytes.replaceSubrange(tsUsec..<tsUsec + 4, with: [0x3F, 0x42, 0x0F, 0x00])  // 999,999 is the last valid value
+        #expect(throws: Never.self) { try CaptureReader.parse(bytes) }
+    }
+
+    @Test func aDamagedTimestampEndsAPacedReplayWithTheRecordAndOffset() async throws {
+        var bytes = try HostileInputTests.fixture("btvirt-scan.btsnoop")
+        let capture = try CaptureReader.parse(bytes)
+        let decoder = SightingDecoder(receiver: "r")
+        let paced = try #require(capture.packets.indices.last { !decoder.decode(capture.packets[$0]).sightings.isEmpty })
+        let record = capture.records[paced]
+        // The btsnoop timestamp is the 8 big-endian bytes after the four 32-bit record fields:
+        // push it ten years on, as one flipped high byte does.
+        let stamp = record.offset + 16
+        let tenYears: UInt64 = 10 * 365 * 86_400 * 1_000_000
+        let damaged = bytes[stamp..<stamp + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } + tenYears
+        bytes.replaceSubrange(stamp..<stamp + 8, with: (0..<8).reversed().map { UInt8(truncatingIfNeeded: damaged >> (8 * UInt64($0))) })
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("damaged-\(UUID()).btsnoop")
+        try Data(bytes).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+
+        let outcome = try await withThrowingTaskGroup(of: String?.self) { group in
+            group.addTask {
+                do {
+                    for try await _ in try CaptureReplay.sightings(url: url, speed: 1, receiver: "r") {}
+                    return "the replay finished without an error"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            group.addTask {
+                // Only a guard against the old behaviour (sleeping for ten years); the replay
+                // itself fails as soon as it reaches the record.
+                try await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        let message = try #require(outcome, "the paced replay was still waiting after 60 s")
+        #expect(message.contains("record \(record.index) timestamp at byte \(record.offset)"), "\(message)")
+        #expect(message.contains("expected at most 3600 s after the packet before it"), "\(message)")
     }
 }

@@ -10,7 +10,7 @@ private func randomFrames(count: Int, seed: UInt64) -> [IBeaconFrame] {
     return (0..<count).map { _ in
         var uuidBytes = [UInt8](repeating: 0, count: 16)
         for index in uuidBytes.indices { uuidBytes[index] = UInt8.random(in: .min ... .max, using: &generator) }
-        let uuid = uuidBytes.withUnsafeBytes { UnsafeRawBufferPointer($0).uuid(at: 0) }
+        let uuid = uuidBytes.withUnsafeBytes { UnsafeRawBufferPointer($0).getUUID(at: 0) }
         return IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: .random(in: .min ... .max, using: &generator),
                                                      minor: .random(in: .min ... .max, using: &generator)),
                             measuredPower: MeasuredPower(.random(in: .min ... .max, using: &generator)))

@@ -40,7 +40,7 @@ struct ScannerTests {
     @Test func uuidsReadFromBytesMatchFoundation() {
         for _ in 0..<100 {
             let uuid = UUID()
-            let read = uuid.bytes.withUnsafeBytes { $0.uuid(at: 0) }
+            let read = uuid.bytes.withUnsafeBytes { $0.getUUID(at: 0) }
             #expect(read == uuid)
             #expect(read == UUID(uuid: uuid.uuid))
         }

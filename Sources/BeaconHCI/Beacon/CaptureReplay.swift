@@ -13,23 +13,44 @@ public enum CaptureReplay {
         } catch let error as CaptureError {
             throw CaptureReplayError(path: url.path, reason: error.description)
         }
-        return sightings(capture: capture, speed: speed, receiver: receiver ?? url.lastPathComponent)
+        return sightings(capture: capture, speed: speed, receiver: receiver ?? url.lastPathComponent, path: url.path)
     }
 
-    public static func sightings(capture: Capture, speed: Double, receiver: String) -> AsyncThrowingStream<Sighting, any Error> {
+    /// The longest wait between packets a paced replay accepts, in capture time: a timestamp
+    /// further ahead is taken as damage, not as a pause to sit out.
+    public static let defaultMaximumGap: Duration = .seconds(3600)
+
+    /// Sightings of `capture`, paced by its timestamps when `speed` > 0. A packet stamped more
+    /// than `maximumGap` after the latest one before it ends the stream with an error naming its
+    /// record, instead of a wait that could last years.
+    public static func sightings(capture: Capture, speed: Double, receiver: String,
+                                 maximumGap: Duration = defaultMaximumGap) -> AsyncThrowingStream<Sighting, any Error> {
+        sightings(capture: capture, speed: speed, receiver: receiver, maximumGap: maximumGap, path: nil)
+    }
+
+    static func sightings(capture: Capture, speed: Double, receiver: String, maximumGap: Duration = defaultMaximumGap,
+                          path: String?) -> AsyncThrowingStream<Sighting, any Error> {
         let decoder = SightingDecoder(receiver: receiver)
         return AsyncThrowingStream { continuation in
             let task = Task {
                 let clock = ContinuousClock()
                 let start = clock.now
-                let first = capture.packets.first?.microseconds ?? 0
+                var schedule = ReplaySchedule(start: capture.packets.first?.microseconds ?? 0, maximumGap: maximumGap)
                 do {
-                    for packet in capture.packets {
+                    for (index, packet) in capture.packets.enumerated() {
                         let sightings = decoder.decode(packet).sightings
                         guard !sightings.isEmpty else { continue }
                         if speed > 0 {
-                            let offset = Double(packet.microseconds - first) / 1_000_000 / speed
-                            try await clock.sleep(until: start.advanced(by: .seconds(max(0, offset))))
+                            let location = index < capture.records.count ? capture.records[index]
+                                : Capture.RecordLocation(index: index, offset: 0)
+                            let offset: Double
+                            do throws(CaptureError) {
+                                offset = try schedule.offset(of: packet.microseconds, at: location)
+                            } catch {
+                                guard let path else { throw error }
+                                throw CaptureReplayError(path: path, reason: error.description)
+                            }
+                            try await clock.sleep(until: start.advanced(by: .seconds(offset / speed)))
                         }
                         for sighting in sightings { continuation.yield(sighting) }
                     }
@@ -46,6 +67,32 @@ public enum CaptureReplay {
     public static func allSightings(capture: Capture, receiver: String) -> [Sighting] {
         let decoder = SightingDecoder(receiver: receiver)
         return capture.packets.flatMap { decoder.decode($0).sightings }
+    }
+}
+
+/// When each paced packet is due, in seconds after the capture's first packet, checking that no
+/// timestamp jumps further ahead than `maximumGap`. Stamps that go back are due at once.
+struct ReplaySchedule {
+    var start: Int64
+    var maximumGap: Duration
+    /// The latest offset due so far, in microseconds.
+    private var latest: Int64 = 0
+
+    init(start: Int64, maximumGap: Duration) {
+        self.start = start
+        self.maximumGap = maximumGap
+    }
+
+    mutating func offset(of microseconds: Int64, at location: Capture.RecordLocation) throws(CaptureError) -> Double {
+        let (offset, overflow) = microseconds.subtractingReportingOverflow(start)
+        let limit = maximumGap.components.seconds * 1_000_000
+        guard !overflow, offset <= latest || offset - latest <= limit else {
+            throw CaptureError(field: "record \(location.index) timestamp", offset: location.offset,
+                expected: "at most \(maximumGap.components.seconds) s after the packet before it (replay with --speed 0 to ignore time)",
+                found: overflow ? "a timestamp beyond the range of the clock" : "\((offset - latest) / 1_000_000) s after it")
+        }
+        latest = max(latest, offset)
+        return Double(max(0, offset)) / 1_000_000
     }
 }
 

@@ -30,23 +30,18 @@ public struct SightingDecoder: Sendable {
               packet.packet.body[2] == LEMetaSubevent.advertisingReport.rawValue
                 || packet.packet.body[2] == LEMetaSubevent.extendedAdvertisingReport.rawValue
         else { return outcome }
-        let reports: [AdvertisingReport]
+        // One reading of the event, with one rule for a broken report: see LocatedFrame.scan(hciEvent:).
+        let found: HCIEventFrames
         do {
-            reports = try AdvertisingReport.decode(hciEvent: packet.packet.body)
+            found = try HCIEventFrames(hciEvent: packet.packet.body)
         } catch {
             outcome.malformed.append(error)
             return outcome
         }
-        for report in reports where report.isDataComplete {
-            do {
-                for frame in try BeaconFrame.decodeAll(advertisingData: report.data) {
-                    outcome.sightings.append(Sighting(time: packet.seconds, receiver: receiver,
-                                                      address: report.address, rssi: report.rssi, frame: frame))
-                }
-            } catch {
-                outcome.malformed.append(error)
-            }
+        outcome.sightings = found.frames.map {
+            Sighting(time: packet.seconds, receiver: receiver, address: $0.header.address, rssi: $0.header.rssi, frame: $0.frame)
         }
+        outcome.malformed = found.malformedReports
         return outcome
     }
 }

@@ -9,6 +9,13 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
     public var expected: String
     public var found: String
 
+    public init(field: String, offset: Int, expected: String, found: String) {
+        self.field = field
+        self.offset = offset
+        self.expected = expected
+        self.found = found
+    }
+
     public var description: String { "capture \(field) at byte \(offset): expected \(expected), found \(found)" }
 }
 
@@ -31,6 +38,16 @@ public struct Capture: Sendable, Hashable {
     /// Records kept out of `packets`: LE link-layer packets that are not advertisements or
     /// failed their CRC, btsnoop records of packet types H4 cannot carry.
     public var skippedRecords: Int
+    /// Where each packet's record is in the file, in the order of `packets`.
+    public var records: [RecordLocation]
+
+    /// A record's number (from 0, counting skipped records too) and its byte offset in the file.
+    public struct RecordLocation: Sendable, Hashable, CustomStringConvertible {
+        public var index: Int
+        public var offset: Int
+
+        public var description: String { "record \(index) (byte \(offset))" }
+    }
 }
 
 /// Reads btsnoop (datalink 1001 unencapsulated HCI, 1002 H4) and classic pcap (link types 201
@@ -66,33 +83,33 @@ public enum CaptureReader {
     // MARK: btsnoop
 
     static func parseBTSnoop(_ bytes: [UInt8]) throws(CaptureError) -> Capture {
-        var reader = ByteReader(bytes: bytes)
-        reader.position = 8
-        let version = try reader.uint32(bigEndian: true, field: "btsnoop version")
+        var reader = ByteReader(bytes: bytes, position: 8)
+        let version = try reader.captureUInt32(bigEndian: true, field: "btsnoop version")
         guard version == 1 else {
             throw CaptureError(field: "btsnoop version", offset: 8, expected: "1", found: "\(version)")
         }
-        let datalink = try reader.uint32(bigEndian: true, field: "btsnoop datalink")
+        let datalink = try reader.captureUInt32(bigEndian: true, field: "btsnoop datalink")
         guard datalink == 1001 || datalink == 1002 else {
             throw CaptureError(field: "btsnoop datalink", offset: 12,
                 expected: "1001 (HCI) or 1002 (HCI UART, H4)", found: "\(datalink)")
         }
         var packets: [TimestampedPacket] = []
+        var records: [Capture.RecordLocation] = []
         var skipped = 0
         var index = 0
         while !reader.atEnd {
             let recordStart = reader.position
             let field = "record \(index)"
-            let original = try reader.uint32(bigEndian: true, field: "\(field) original length")
-            let included = try reader.uint32(bigEndian: true, field: "\(field) included length")
-            let flags = try reader.uint32(bigEndian: true, field: "\(field) flags")
-            _ = try reader.uint32(bigEndian: true, field: "\(field) cumulative drops")
-            let stamp = try reader.uint64(bigEndian: true, field: "\(field) timestamp")
+            let original = try reader.captureUInt32(bigEndian: true, field: "\(field) original length")
+            let included = try reader.captureUInt32(bigEndian: true, field: "\(field) included length")
+            let flags = try reader.captureUInt32(bigEndian: true, field: "\(field) flags")
+            _ = try reader.captureUInt32(bigEndian: true, field: "\(field) cumulative drops")
+            let stamp = try reader.captureUInt64BigEndian(field: "\(field) timestamp")
             guard included <= original, included <= 0x1_0000 else {
                 throw CaptureError(field: "\(field) included length", offset: recordStart + 4,
                     expected: "at most the original length (\(original)) and 65536", found: "\(included)")
             }
-            let data = Array(try reader.bytes(Int(included), field: "\(field) packet data"))
+            let data = Array(try reader.captureBytes(Int(included), field: "\(field) packet data"))
             let microseconds = Int64(bitPattern: stamp) &- btsnoopUnixEpochMicroseconds
             let direction: PacketDirection = flags & 1 == 1 ? .received : .sent
             index += 1
@@ -109,8 +126,9 @@ public enum CaptureReader {
                 packet = HCIPacket(type: type, body: data)
             }
             packets.append(TimestampedPacket(microseconds: microseconds, direction: direction, packet: packet))
+            records.append(Capture.RecordLocation(index: index - 1, offset: recordStart))
         }
-        return Capture(format: .btsnoop(datalink: datalink), packets: packets, skippedRecords: skipped)
+        return Capture(format: .btsnoop(datalink: datalink), packets: packets, skippedRecords: skipped, records: records)
     }
 
     // MARK: pcap
@@ -122,30 +140,35 @@ public enum CaptureReader {
             throw CaptureError(field: "pcap file header", offset: bytes.count, expected: "24 bytes",
                                found: "the end of the file after \(bytes.count) bytes")
         }
-        var reader = ByteReader(bytes: bytes)
-        reader.position = 20
-        let linkType = try reader.uint32(bigEndian: bigEndianFile, field: "pcap link type") & 0x0FFF_FFFF
+        var reader = ByteReader(bytes: bytes, position: 20)
+        let linkType = try reader.captureUInt32(bigEndian: bigEndianFile, field: "pcap link type") & 0x0FFF_FFFF
         guard [201, 187, 256].contains(linkType) else {
             throw CaptureError(field: "pcap link type", offset: 20,
                 expected: "201 (HCI H4 with direction), 187 (HCI H4) or 256 (LE link layer with pseudo-header)",
                 found: "\(linkType)")
         }
         var packets: [TimestampedPacket] = []
+        var records: [Capture.RecordLocation] = []
         var skipped = 0
         var index = 0
         while !reader.atEnd {
             let recordStart = reader.position
             let field = "record \(index)"
-            let seconds = try reader.uint32(bigEndian: bigEndianFile, field: "\(field) seconds")
-            let fraction = try reader.uint32(bigEndian: bigEndianFile, field: "\(field) fraction")
-            let included = try reader.uint32(bigEndian: bigEndianFile, field: "\(field) included length")
-            _ = try reader.uint32(bigEndian: bigEndianFile, field: "\(field) original length")
+            let seconds = try reader.captureUInt32(bigEndian: bigEndianFile, field: "\(field) seconds")
+            let fraction = try reader.captureUInt32(bigEndian: bigEndianFile, field: "\(field) fraction")
+            let included = try reader.captureUInt32(bigEndian: bigEndianFile, field: "\(field) included length")
+            _ = try reader.captureUInt32(bigEndian: bigEndianFile, field: "\(field) original length")
             guard included <= 0x4_0000 else {
                 throw CaptureError(field: "\(field) included length", offset: recordStart + 8,
                     expected: "at most 262144", found: "\(included)")
             }
+            let fractionLimit: UInt32 = nanoseconds ? 999_999_999 : 999_999
+            guard fraction <= fractionLimit else {
+                throw CaptureError(field: "\(field) timestamp fraction (\(nanoseconds ? "ts_nsec" : "ts_usec"))",
+                    offset: recordStart + 4, expected: "0…\(fractionLimit) (\(nanoseconds ? "nano" : "micro")seconds within the second)", found: "\(fraction)")
+            }
             let dataOffset = reader.position
-            let data = Array(try reader.bytes(Int(included), field: "\(field) packet data"))
+            let data = Array(try reader.captureBytes(Int(included), field: "\(field) packet data"))
             let microseconds = Int64(seconds) * 1_000_000 + Int64(nanoseconds ? fraction / 1000 : fraction)
             index += 1
             switch linkType {
@@ -174,35 +197,33 @@ public enum CaptureReader {
                     skipped += 1
                 }
             }
+            if packets.count > records.count { records.append(Capture.RecordLocation(index: index - 1, offset: recordStart)) }
         }
-        return Capture(format: .pcap(linkType: linkType), packets: packets, skippedRecords: skipped)
+        return Capture(format: .pcap(linkType: linkType), packets: packets, skippedRecords: skipped, records: records)
     }
 }
 
-struct ByteReader {
-    let bytes: [UInt8]
-    var position = 0
+extension CaptureError {
+    init(_ error: DecodeError) {
+        self.init(field: error.field, offset: error.offset, expected: error.expected, found: error.found)
+    }
+}
 
-    var atEnd: Bool { position >= bytes.count }
+extension ByteReader {
+    /// Reads as the capture reader needs: a short file is a `CaptureError` naming the record.
+    mutating func captureBytes(_ count: Int, field: String) throws(CaptureError) -> ArraySlice<UInt8> {
+        do { return try readBytes(count, field: field) } catch { throw CaptureError(error) }
+    }
 
-    mutating func bytes(_ count: Int, field: String) throws(CaptureError) -> ArraySlice<UInt8> {
-        guard count >= 0, bytes.count - position >= count else {
-            throw CaptureError(field: field, offset: position, expected: "\(count) bytes",
-                               found: "\(bytes.count - position) bytes before the end of the file")
+    mutating func captureUInt32(bigEndian: Bool, field: String) throws(CaptureError) -> UInt32 {
+        do {
+            return bigEndian ? try readUInt32BigEndian(field: field) : try readUInt32LittleEndian(field: field)
+        } catch {
+            throw CaptureError(error)
         }
-        defer { position += count }
-        return bytes[position..<position + count]
     }
 
-    mutating func uint32(bigEndian: Bool, field: String) throws(CaptureError) -> UInt32 {
-        let slice = try bytes(4, field: field)
-        let ordered = bigEndian ? Array(slice) : slice.reversed()
-        return ordered.reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    mutating func uint64(bigEndian: Bool, field: String) throws(CaptureError) -> UInt64 {
-        let slice = try bytes(8, field: field)
-        let ordered = bigEndian ? Array(slice) : slice.reversed()
-        return ordered.reduce(0) { $0 << 8 | UInt64($1) }
+    mutating func captureUInt64BigEndian(field: String) throws(CaptureError) -> UInt64 {
+        do { return try readUInt64BigEndian(field: field) } catch { throw CaptureError(error) }
     }
 }

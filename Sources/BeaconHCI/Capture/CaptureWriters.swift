@@ -28,28 +28,20 @@ public final class BTSnoopWriter: PacketRecorder, @unchecked Sendable {
     }
 
     public let datalink: Datalink
-    private let handle: FileHandle
-    private let lock = NSLock()
+    private let file: CaptureFile
 
     /// Creates (or truncates) the file and writes the header.
     public init(url: URL, datalink: Datalink = .hciUART) throws {
         self.datalink = datalink
-        handle = try openForWriting(url)
-        try handle.write(contentsOf: Self.header(datalink: datalink))
+        file = try CaptureFile(url: url, header: Self.header(datalink: datalink))
     }
 
     public func record(_ packet: TimestampedPacket) throws {
         guard let bytes = Self.encodeRecord(packet, datalink: datalink) else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        try handle.write(contentsOf: bytes)
+        try file.append(bytes)
     }
 
-    public func close() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try handle.close()
-    }
+    public func close() throws { try file.close() }
 
     /// One datalink-1002 record: original and included length, flags (bit 0 received, bit 1
     /// command or event), cumulative drops, timestamp; then the H4 packet.
@@ -86,26 +78,15 @@ public final class PcapWriter: PacketRecorder, @unchecked Sendable {
     public static let header: [UInt8] = [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                          0xFF, 0xFF, 0, 0, 201, 0, 0, 0]
 
-    private let handle: FileHandle
-    private let lock = NSLock()
+    private let file: CaptureFile
 
     public init(url: URL) throws {
-        handle = try openForWriting(url)
-        try handle.write(contentsOf: Self.header)
+        file = try CaptureFile(url: url, header: Self.header)
     }
 
-    public func record(_ packet: TimestampedPacket) throws {
-        let bytes = Self.encodeRecord(packet)
-        lock.lock()
-        defer { lock.unlock() }
-        try handle.write(contentsOf: bytes)
-    }
+    public func record(_ packet: TimestampedPacket) throws { try file.append(Self.encodeRecord(packet)) }
 
-    public func close() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try handle.close()
-    }
+    public func close() throws { try file.close() }
 
     public static func encodeRecord(_ packet: TimestampedPacket) -> [UInt8] {
         let data = bigEndian(UInt32(packet.direction == .received ? 1 : 0)) + packet.packet.h4Bytes
@@ -156,6 +137,27 @@ private func openForWriting(_ url: URL) throws -> FileHandle {
             NSLocalizedDescriptionKey: "cannot open capture file \(url.path) for writing: \(String(cString: strerror(code)))"])
     }
     return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+}
+
+/// The file both writers share the handling of: created with its header, records appended
+/// whole under a lock (packets are recorded from the host's actor and the I/O side at once),
+/// closed once.
+final class CaptureFile: @unchecked Sendable {
+    private let handle: FileHandle
+    private let lock = NSLock()
+
+    init(url: URL, header: [UInt8]) throws {
+        handle = try openForWriting(url)
+        try handle.write(contentsOf: header)
+    }
+
+    func append(_ bytes: [UInt8]) throws {
+        try lock.withLock { try handle.write(contentsOf: bytes) }
+    }
+
+    func close() throws {
+        try lock.withLock { try handle.close() }
+    }
 }
 
 func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }

@@ -18,17 +18,41 @@ public actor HostController {
     private var credits = 1
     private var nextID = 0
     private var creditQueue: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var awaitingReply: [(id: Int, opcode: HCIOpcode, continuation: CheckedContinuation<CommandReply, any Error>)] = []
+    /// Commands sent (or being sent) whose reply has not been taken yet. A reply can arrive
+    /// while `send` is still suspended in the transport, so it is kept until `send` asks.
+    private var awaitingReply: [ReplyWaiter] = []
     private var expired: Set<Int> = []
     private var ignoredReplies: [HCIOpcode] = []
     private var subscribers: [Int: AsyncThrowingStream<TimestampedPacket, any Error>.Continuation] = [:]
     private var failure: HostControllerError?
     private var readerTask: Task<Void, Never>?
+    /// Times command timeouts; tests give a clock they advance by hand.
+    private let clock: any Clock<Duration>
 
-    public init(transport: any HCITransport, defaultTimeout: Duration = .seconds(2), recorders: [any PacketRecorder] = []) {
+    private struct ReplyWaiter {
+        var id: Int
+        var opcode: HCIOpcode
+        var continuation: CheckedContinuation<CommandReply, any Error>?
+        var outcome: Result<CommandReply, any Error>?
+
+        /// Hands the outcome to `send`, now if it waits, or when it asks. Returns true when the
+        /// waiter is done and can be removed.
+        mutating func settle(_ result: Result<CommandReply, any Error>) -> Bool {
+            guard let continuation else {
+                outcome = result
+                return false
+            }
+            continuation.resume(with: result)
+            return true
+        }
+    }
+
+    public init(transport: any HCITransport, defaultTimeout: Duration = .seconds(2), recorders: [any PacketRecorder] = [],
+                clock: any Clock<Duration> = ContinuousClock()) {
         self.transport = transport
         self.defaultTimeout = defaultTimeout
         self.recorders = recorders
+        self.clock = clock
     }
 
     /// A controller nobody holds any more releases its link, so the reader thread and the
@@ -64,8 +88,9 @@ public actor HostController {
         let id = nextID
         nextID += 1
         let limit = timeout ?? defaultTimeout
+        let clock = self.clock
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: limit)
+            try? await clock.sleep(for: limit)
             if !Task.isCancelled { await self?.expire(id: id, opcode: command.opcode, after: limit) }
         }
         defer {
@@ -86,16 +111,28 @@ public actor HostController {
         }
         let packet = TimestampedPacket(microseconds: FileDescriptorTransport.nowMicroseconds(), direction: .sent,
                                        packet: command.packet)
+        awaitingReply.append(ReplyWaiter(id: id, opcode: command.opcode))
         do {
             try record(packet)
-            try transport.send(command.packet)
+            try await transport.send(command.packet)
         } catch {
             let failure = HostControllerError.linkFailed("\(error)")
             fail(failure)
+            awaitingReply.removeAll { $0.id == id }
             throw failure
         }
-        let reply = try await withCheckedThrowingContinuation { continuation in
-            awaitingReply.append((id, command.opcode, continuation))
+        let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CommandReply, any Error>) in
+            guard let index = awaitingReply.firstIndex(where: { $0.id == id }) else {
+                // `fail` removed every waiter while the transport was sending.
+                continuation.resume(throwing: failure ?? .linkFailed("\(transport.name) was closed"))
+                return
+            }
+            if let outcome = awaitingReply[index].outcome {
+                awaitingReply.remove(at: index)
+                continuation.resume(with: outcome)
+            } else {
+                awaitingReply[index].continuation = continuation
+            }
         }
         switch reply {
         case .complete(let complete):
@@ -181,9 +218,8 @@ public actor HostController {
         // Num_HCI_Command_Packets is the number the host may send now, not an increment.
         credits = Int(newCredits)
         if reply.opcode != .noOperation {
-            if let index = awaitingReply.firstIndex(where: { $0.opcode == reply.opcode }) {
-                let waiter = awaitingReply.remove(at: index)
-                waiter.continuation.resume(returning: reply)
+            if let index = awaitingReply.firstIndex(where: { $0.opcode == reply.opcode && $0.outcome == nil }) {
+                if awaitingReply[index].settle(.success(reply)) { awaitingReply.remove(at: index) }
             } else {
                 ignoredReplies.append(reply.opcode)
             }
@@ -204,8 +240,8 @@ public actor HostController {
         let error = HostControllerError.timedOut(opcode: opcode, after: limit, ignoredReplies: ignoredReplies)
         if let index = creditQueue.firstIndex(where: { $0.id == id }) {
             creditQueue.remove(at: index).continuation.resume(throwing: error)
-        } else if let index = awaitingReply.firstIndex(where: { $0.id == id }) {
-            awaitingReply.remove(at: index).continuation.resume(throwing: error)
+        } else if let index = awaitingReply.firstIndex(where: { $0.id == id && $0.outcome == nil }) {
+            if awaitingReply[index].settle(.failure(error)) { awaitingReply.remove(at: index) }
             // Like Linux's hci_cmd_timeout: assume the reply was lost and allow one command,
             // or a single lost event would wedge the link for good.
             credits = max(credits, 1)
@@ -220,8 +256,8 @@ public actor HostController {
         failure = error
         for waiter in creditQueue { waiter.continuation.resume(throwing: error) }
         creditQueue.removeAll()
-        for waiter in awaitingReply { waiter.continuation.resume(throwing: error) }
-        awaitingReply.removeAll()
+        for index in awaitingReply.indices { _ = awaitingReply[index].settle(.failure(error)) }
+        awaitingReply.removeAll { $0.continuation != nil }
         for subscriber in subscribers.values {
             if finishSubscribersWithError { subscriber.finish(throwing: error) } else { subscriber.finish() }
         }

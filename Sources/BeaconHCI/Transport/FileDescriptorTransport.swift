@@ -7,147 +7,264 @@ import Glibc
 /// An HCI transport over a file descriptor that carries H4: a unix stream socket, a serial
 /// device, or a Linux HCI socket (whose reads each hold one H4-typed packet).
 ///
-/// A dedicated thread blocks in poll(2) on the descriptor and on a wake-up pipe, so `close()`
-/// stops it at once and a dead peer is noticed as soon as the kernel reports it.
-public final class FileDescriptorTransport: HCITransport, @unchecked Sendable {
+/// The descriptor is non-blocking, and no thread ever waits on it alone: the process's one HCI
+/// I/O thread (`DescriptorPoller`) reads it and finishes writes the kernel could not take at
+/// once, while `send` awaits without holding a thread. A controller that stops reading fails
+/// the link after `writeTimeout` with an error that says so, and `close()` never waits.
+public final class FileDescriptorTransport: HCITransport, PolledDescriptor, @unchecked Sendable {
     public let name: String
     public let incoming: AsyncThrowingStream<TimestampedPacket, any Error>
+    /// How long queued output may wait for the controller to read before the link fails.
+    public let writeTimeout: Duration
 
     private let descriptor: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let isSocket: Bool
     private let continuation: AsyncThrowingStream<TimestampedPacket, any Error>.Continuation
+    private let poller = DescriptorPoller.shared
+
+    /// Guards `state`, `pendingOutput`, `lastProgress` and `channelNoteStorage`. Held only around non-blocking
+    /// calls; the descriptor is closed under it, so a write never reaches a reused number.
     private let lock = NSLock()
-    private var closed = false
-    private var readerExited = false
+    private var state = State.open
+    private var pendingOutput: [PendingWrite] = []
     private var channelNoteStorage: String?
+
+    /// Used by the I/O thread only.
+    private var framer: H4Framer
+    private var readBuffer = [UInt8](repeating: 0, count: 4096)
+
+    private enum State {
+        case open
+        /// Closed by the host (no error) or failed; the I/O thread has not released it yet.
+        case closing((any Error)?)
+        case released
+    }
+
+    private struct PendingWrite {
+        var bytes: [UInt8]
+        var written: Int
+        var what: String
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    /// When the controller last took bytes while output was waiting.
+    private var lastProgress = ContinuousClock.now
 
     /// For an HCI socket, which channel it got ("user channel" or "raw channel").
     public internal(set) var channelNote: String? {
-        get { lock.lock(); defer { lock.unlock() }; return channelNoteStorage }
-        set { lock.lock(); channelNoteStorage = newValue; lock.unlock() }
+        get { lock.withLock { channelNoteStorage } }
+        set { lock.withLock { channelNoteStorage = newValue } }
     }
 
-    /// Takes ownership of `descriptor` and starts reading it.
-    public init(descriptor: Int32, name: String, garbagePolicy: H4Framer.GarbagePolicy = .fail) throws {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw HCITransportError(transport: name, message: "cannot create a wake-up pipe: \(String(cString: strerror(code)))")
-        }
-        for end in pipeEnds {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, O_NONBLOCK)
-        }
+    /// Takes ownership of `descriptor`, makes it non-blocking and starts reading it.
+    public init(descriptor: Int32, name: String, garbagePolicy: H4Framer.GarbagePolicy = .fail,
+                writeTimeout: Duration = .seconds(2)) throws {
         self.descriptor = descriptor
         self.name = name
-        wakeRead = pipeEnds[0]
-        wakeWrite = pipeEnds[1]
+        self.writeTimeout = writeTimeout
+        framer = H4Framer(policy: garbagePolicy)
+        var status = stat()
+        isSocket = fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
         (incoming, continuation) = AsyncThrowingStream.makeStream(of: TimestampedPacket.self)
-        let thread = Thread { [self] in self.readLoop(framer: H4Framer(policy: garbagePolicy)) }
-        thread.name = "HCI reader \(name)"
-        thread.start()
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw HCITransportError(transport: name, message: "cannot make the descriptor non-blocking: \(Self.describe(errno: code))")
+        }
+        do {
+            try poller.watch(self)
+        } catch {
+            Glibc.close(descriptor)
+            throw HCITransportError(transport: name, message: "cannot start HCI I/O: \(Self.describe(errno: error.errno))")
+        }
     }
-
-    deinit { close() }
 
     public var isSharedWithKernel: Bool { channelNote == "raw channel" }
 
-    public func send(_ packet: HCIPacket) throws {
-        try write(bytes: packet.h4Bytes, what: "\(packet.type)")
+    /// Returns once the kernel has taken the whole packet.
+    public func send(_ packet: HCIPacket) async throws {
+        try await write(packet.h4Bytes, what: "\(packet.type)")
     }
 
     /// Writes bytes as they are, with no framing: for test controllers that send partial
     /// packets or garbage.
-    public func writeRaw(_ bytes: [UInt8]) throws {
-        try write(bytes: bytes, what: "\(bytes.count) raw bytes")
+    public func writeRaw(_ bytes: [UInt8]) async throws {
+        try await write(bytes, what: "\(bytes.count) raw bytes")
     }
 
-    private func write(bytes: [UInt8], what: String) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { throw HCITransportError(transport: name, message: "the transport is closed") }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    private func write(_ bytes: [UInt8], what: String) async throws {
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            lock.lock()
+            guard case .open = state else {
+                lock.unlock()
+                waiter.resume(throwing: HCITransportError(transport: name, message: "the transport is closed"))
+                return
+            }
+            var pending = PendingWrite(bytes: bytes, written: 0, what: what, continuation: waiter)
+            // Output already waiting goes first, so packets never interleave.
+            if pendingOutput.isEmpty {
+                switch writeAvailable(&pending) {
+                case .finished:
+                    lock.unlock()
+                    waiter.resume()
+                    return
+                case .failed(let error):
+                    state = .closing(error)
+                    let stranded = pendingOutput
+                    pendingOutput = []
+                    lock.unlock()
+                    for other in stranded { other.continuation.resume(throwing: error) }
+                    waiter.resume(throwing: error)
+                    poller.wake()
+                    return
+                case .wouldBlock:
+                    lastProgress = ContinuousClock.now
+                }
+            }
+            pendingOutput.append(pending)
+            lock.unlock()
+            poller.wake()
+        }
+    }
+
+    private enum WriteOutcome {
+        case finished
+        case wouldBlock
+        case failed(HCITransportError)
+    }
+
+    /// Writes what the kernel takes now, without waiting. Called with the lock held.
+    private func writeAvailable(_ pending: inout PendingWrite) -> WriteOutcome {
+        while pending.written < pending.bytes.count {
+            let result = pending.bytes[pending.written...].withUnsafeBytes { chunk in
+                // MSG_NOSIGNAL: a peer that went away is an error to report, not a SIGPIPE.
+                isSocket ? Glibc.send(descriptor, chunk.baseAddress, chunk.count, Int32(MSG_NOSIGNAL))
+                    : Glibc.write(descriptor, chunk.baseAddress, chunk.count)
+            }
             if result < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                if code == EAGAIN {
-                    var pending = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&pending, 1, 1000)
-                    continue
-                }
-                throw HCITransportError(transport: name,
-                    message: "writing \(what) failed: \(String(cString: strerror(code))) (errno \(code))")
+                if code == EAGAIN || code == EWOULDBLOCK { return .wouldBlock }
+                return .failed(HCITransportError(transport: name,
+                    message: "writing \(pending.what) failed after \(pending.written) of \(pending.bytes.count) bytes: \(Self.describe(errno: code))"))
             }
-            written += result
+            pending.written += result
         }
+        return .finished
     }
 
     public func close() {
+        fail(nil)
+    }
+
+    /// Stops the link: waiting writes fail, and the I/O thread closes the descriptor and
+    /// finishes `incoming` (with `error`, or without one when the host closed it).
+    private func fail(_ error: (any Error)?) {
         lock.lock()
-        defer { lock.unlock() }
-        closed = true
-        // The reader closes the pipe when it exits, under the same lock, so this never writes
-        // to a descriptor number that was reused.
-        if !readerExited {
-            var byte: UInt8 = 1
-            _ = Glibc.write(wakeWrite, &byte, 1)
+        guard case .open = state else {
+            lock.unlock()
+            return
+        }
+        state = .closing(error)
+        let stranded = pendingOutput
+        pendingOutput = []
+        lock.unlock()
+        let reason = error ?? HCITransportError(transport: name, message: "the transport was closed before the controller took the bytes")
+        for pending in stranded { pending.continuation.resume(throwing: reason) }
+        poller.wake()
+    }
+
+    // MARK: the I/O thread's side
+
+    func interest() -> (descriptor: Int32, events: Int16, deadline: ContinuousClock.Instant?)? {
+        lock.withLock {
+            guard case .open = state else { return nil }
+            if pendingOutput.isEmpty { return (descriptor, Int16(POLLIN), nil) }
+            return (descriptor, Int16(POLLIN | POLLOUT), lastProgress.advanced(by: writeTimeout))
         }
     }
 
-    private func readLoop(framer initial: H4Framer) {
-        var framer = initial
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var failure: (any Error)?
-        reading: while true {
-            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                failure = HCITransportError(transport: name, message: "poll failed: \(String(cString: strerror(errno)))")
-                break
-            }
-            if fds[1].revents != 0 { break }
-            if fds[0].revents == 0 { continue }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 {
-                failure = HCITransportError(transport: name,
-                    message: "the controller closed the connection (end of stream); was the controller or emulator stopped?")
-                break
-            }
-            if count < 0 {
-                let code = errno
-                if code == EINTR || code == EAGAIN { continue }
-                failure = HCITransportError(transport: name,
-                    message: "reading failed: \(String(cString: strerror(code))) (errno \(code)); the controller went away")
-                break
-            }
-            let stamp = Self.nowMicroseconds()
-            do {
-                for packet in try framer.append(buffer[0..<count]) {
-                    continuation.yield(TimestampedPacket(microseconds: stamp, direction: .received, packet: packet))
+    func handle(events: Int16, now: ContinuousClock.Instant) {
+        if events & Int16(POLLOUT | POLLERR | POLLHUP) != 0 { flushPendingOutput() }
+        if events & Int16(POLLIN | POLLERR | POLLHUP) != 0 { readAvailable() }
+        checkWriteDeadline(now: now)
+    }
+
+    func release() {
+        let error: (any Error)? = lock.withLock {
+            defer { state = .released }
+            // A terminal's close waits for its output to drain; on a failed link (the usual
+            // cause: flow control holding the line) that wait could hold this thread for 30 s.
+            if !isSocket, case .closing(.some) = state { tcflush(descriptor, TCOFLUSH) }
+            Glibc.close(descriptor)
+            if case .closing(let error) = state { return error }
+            return nil
+        }
+        continuation.finish(throwing: error)
+    }
+
+    private func flushPendingOutput() {
+        var finished: [CheckedContinuation<Void, any Error>] = []
+        var failure: HCITransportError?
+        lock.withLock {
+            guard case .open = state else { return }
+            while !pendingOutput.isEmpty {
+                let before = pendingOutput[0].written
+                let outcome = writeAvailable(&pendingOutput[0])
+                if pendingOutput[0].written > before { lastProgress = ContinuousClock.now }
+                switch outcome {
+                case .finished: finished.append(pendingOutput.removeFirst().continuation)
+                case .wouldBlock: return
+                case .failed(let error):
+                    failure = error
+                    return
                 }
-            } catch {
-                for packet in error.completedPackets {
-                    continuation.yield(TimestampedPacket(microseconds: stamp, direction: .received, packet: packet))
-                }
-                failure = HCITransportError(transport: name, message: error.description)
-                break reading
             }
         }
-        lock.lock()
-        closed = true
-        readerExited = true
-        Glibc.close(descriptor)
-        Glibc.close(wakeRead)
-        Glibc.close(wakeWrite)
-        lock.unlock()
-        continuation.finish(throwing: failure)
+        for waiter in finished { waiter.resume() }
+        if let failure { fail(failure) }
     }
+
+    private func checkWriteDeadline(now: ContinuousClock.Instant) {
+        let stalled: (bytes: Int, what: String)? = lock.withLock {
+            guard case .open = state, let first = pendingOutput.first, now >= lastProgress.advanced(by: writeTimeout) else { return nil }
+            return (pendingOutput.reduce(0) { $0 + $1.bytes.count - $1.written }, first.what)
+        }
+        guard let stalled else { return }
+        fail(HCITransportError(transport: name,
+            message: "the controller stopped reading: \(stalled.bytes) bytes (first a \(stalled.what)) waited \(writeTimeout) "
+                + "for it to take them; is it hung, or is flow control (RTS/CTS) holding the line?"))
+    }
+
+    private func readAvailable() {
+        guard lock.withLock({ if case .open = state { true } else { false } }) else { return }
+        let count = readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        if count == 0 {
+            fail(HCITransportError(transport: name,
+                message: "the controller closed the connection (end of stream); was the controller or emulator stopped?"))
+            return
+        }
+        if count < 0 {
+            let code = errno
+            if code == EINTR || code == EAGAIN || code == EWOULDBLOCK { return }
+            fail(HCITransportError(transport: name, message: "reading failed: \(Self.describe(errno: code)); the controller went away"))
+            return
+        }
+        let stamp = Self.nowMicroseconds()
+        do {
+            for packet in try framer.append(readBuffer[0..<count]) {
+                continuation.yield(TimestampedPacket(microseconds: stamp, direction: .received, packet: packet))
+            }
+        } catch {
+            for packet in error.completedPackets {
+                continuation.yield(TimestampedPacket(microseconds: stamp, direction: .received, packet: packet))
+            }
+            fail(HCITransportError(transport: name, message: error.description))
+        }
+    }
+
+    static func describe(errno code: Int32) -> String { "\(String(cString: strerror(code))) (errno \(code))" }
 
     static func nowMicroseconds() -> Int64 {
         var now = timespec()

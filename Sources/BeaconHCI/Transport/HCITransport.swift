@@ -8,8 +8,9 @@ public protocol HCITransport: Sendable {
     /// Packets from the controller, stamped on arrival. The stream finishes with an error when
     /// the link breaks or the controller goes away, and without one after `close()`.
     var incoming: AsyncThrowingStream<TimestampedPacket, any Error> { get }
-    /// Sends one packet; throws when the link is broken.
-    func send(_ packet: HCIPacket) throws
+    /// Sends one packet, returning once the link has taken it; throws when the link is broken
+    /// or the controller stops reading.
+    func send(_ packet: HCIPacket) async throws
     /// Stops reading and releases the link. Safe to call more than once.
     func close()
     /// True when the kernel's Bluetooth stack owns the controller too (an HCI raw channel):

@@ -18,7 +18,7 @@ public struct ADStructure: Sendable, Hashable {
         try advertisingData.withDecodingBuffer { (buffer) throws(DecodeError) -> [ADStructure] in
             var structures: [ADStructure] = []
             try ADChain.walk(buffer) { (type, range) throws(DecodeError) in
-                structures.append(ADStructure(type: type, value: buffer.bytes(range), offset: range.lowerBound - 2))
+                structures.append(ADStructure(type: type, value: buffer.getBytes(range), offset: range.lowerBound - 2))
             }
             return structures
         }

@@ -29,7 +29,7 @@ extension IBeaconFrame {
                 throw DecodeError(field: "manufacturer data company id", offset: 0, expected: "2 bytes",
                                   found: "\(buffer.count) byte\(buffer.count == 1 ? "" : "s")")
             }
-            guard buffer.uint16LittleEndian(at: 0) == Self.appleCompanyID else { return nil }
+            guard buffer.getUInt16LittleEndian(at: 0) == Self.appleCompanyID else { return nil }
             return try FrameScanner.locateIBeacon(inAppleData: buffer, from: 2, to: buffer.count)?.iBeacon(in: buffer)
         }
         guard let frame else { return nil }

@@ -1,33 +1,37 @@
 import Foundation
 
-// Reads on raw buffers for the decoders. Callers check bounds first; these helpers only assemble
-// the bytes (offsets are inside the buffer, so their sums cannot overflow), so that the hot path
-// neither allocates nor traps.
+// One vocabulary for reading bytes, as swift-nio's ByteBuffer has it: `get…(at:)` reads at an
+// offset and moves nothing; `read…` reads at a `ByteReader`'s position and moves it past what
+// it read. Multi-byte names say their byte order.
+
+// `get…(at:)` on raw buffers, for the decoders' hot path. Callers check bounds first; these only
+// assemble the bytes (offsets are inside the buffer, so their sums cannot overflow), so that the
+// hot path neither allocates nor traps.
 extension UnsafeRawBufferPointer {
     @inlinable @inline(__always)
-    func uint16BigEndian(at offset: Int) -> UInt16 {
+    func getUInt16BigEndian(at offset: Int) -> UInt16 {
         UInt16(self[offset]) << 8 | UInt16(self[offset &+ 1])
     }
 
     @inlinable @inline(__always)
-    func uint16LittleEndian(at offset: Int) -> UInt16 {
+    func getUInt16LittleEndian(at offset: Int) -> UInt16 {
         UInt16(self[offset &+ 1]) << 8 | UInt16(self[offset])
     }
 
     @inlinable @inline(__always)
-    func uint32BigEndian(at offset: Int) -> UInt32 {
+    func getUInt32BigEndian(at offset: Int) -> UInt32 {
         UInt32(self[offset]) << 24 | UInt32(self[offset &+ 1]) << 16
             | UInt32(self[offset &+ 2]) << 8 | UInt32(self[offset &+ 3])
     }
 
     @inlinable @inline(__always)
-    func int8(at offset: Int) -> Int8 { Int8(bitPattern: self[offset]) }
+    func getInt8(at offset: Int) -> Int8 { Int8(bitPattern: self[offset]) }
 
     /// Sixteen bytes in written order as a UUID. Foundation's UUID is a wrapper of `uuid_t`, so
     /// the bytes are loaded as one; `UUID(uuid:)` would be an opaque call per frame. The layout
     /// check is a compile-time constant and a test compares both ways.
     @inlinable @inline(__always)
-    func uuid(at offset: Int) -> UUID {
+    func getUUID(at offset: Int) -> UUID {
         // Callers have checked 16 bytes are there, so the buffer has a base address.
         let bytes = baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)
         if MemoryLayout<UUID>.size == MemoryLayout<uuid_t>.size && MemoryLayout<UUID>.alignment == MemoryLayout<uuid_t>.alignment {
@@ -38,13 +42,50 @@ extension UnsafeRawBufferPointer {
 
     /// Six bytes in HCI order (least significant first) as a 48-bit number.
     @inlinable @inline(__always)
-    func address(at offset: Int) -> UInt64 {
+    func getAddress(at offset: Int) -> UInt64 {
         UInt64(UInt32(self[offset]) | UInt32(self[offset &+ 1]) << 8 | UInt32(self[offset &+ 2]) << 16 | UInt32(self[offset &+ 3]) << 24)
             | UInt64(self[offset &+ 4]) << 32 | UInt64(self[offset &+ 5]) << 40
     }
 
     @usableFromInline
-    func bytes(_ range: Range<Int>) -> [UInt8] { Array(self[range]) }
+    func getBytes(_ range: Range<Int>) -> [UInt8] { Array(self[range]) }
+}
+
+/// `read…` over bytes whose lengths are not checked beforehand (file headers and records): each
+/// read checks that its bytes are there, throws naming the field and offset when not, and moves
+/// `position` past what it read.
+public struct ByteReader: Sendable {
+    public let bytes: [UInt8]
+    /// Where the next read starts.
+    public var position: Int
+
+    public init(bytes: [UInt8], position: Int = 0) {
+        self.bytes = bytes
+        self.position = position
+    }
+
+    public var atEnd: Bool { position >= bytes.count }
+
+    public mutating func readBytes(_ count: Int, field: String) throws(DecodeError) -> ArraySlice<UInt8> {
+        guard count >= 0, bytes.count - position >= count else {
+            throw DecodeError(field: field, offset: position, expected: "\(count) bytes",
+                              found: "\(bytes.count - position) bytes before the end")
+        }
+        defer { position += count }
+        return bytes[position..<position + count]
+    }
+
+    public mutating func readUInt32BigEndian(field: String) throws(DecodeError) -> UInt32 {
+        try readBytes(4, field: field).reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    public mutating func readUInt32LittleEndian(field: String) throws(DecodeError) -> UInt32 {
+        try readBytes(4, field: field).reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    public mutating func readUInt64BigEndian(field: String) throws(DecodeError) -> UInt64 {
+        try readBytes(8, field: field).reduce(0) { $0 << 8 | UInt64($1) }
+    }
 }
 
 /// How a byte is shown in error messages and listings: `0x4C`.

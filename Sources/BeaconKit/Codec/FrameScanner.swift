@@ -22,10 +22,10 @@ public struct LocatedFrame: Sendable, Hashable {
     public func iBeacon(in buffer: UnsafeRawBufferPointer) -> IBeaconFrame? {
         guard format == .iBeacon else { return nil }
         let payload = range.lowerBound
-        return IBeaconFrame(identity: BeaconIdentity(uuid: buffer.uuid(at: payload),
-                                                     major: buffer.uint16BigEndian(at: payload &+ 16),
-                                                     minor: buffer.uint16BigEndian(at: payload &+ 18)),
-                            measuredPower: MeasuredPower(buffer.int8(at: payload &+ 20)))
+        return IBeaconFrame(identity: BeaconIdentity(uuid: buffer.getUUID(at: payload),
+                                                     major: buffer.getUInt16BigEndian(at: payload &+ 16),
+                                                     minor: buffer.getUInt16BigEndian(at: payload &+ 18)),
+                            measuredPower: MeasuredPower(buffer.getInt8(at: payload &+ 20)))
     }
 
     /// The frame as a value. `buffer` must be the one the frame was located in.
@@ -35,24 +35,24 @@ public struct LocatedFrame: Sendable, Hashable {
         case .iBeacon:
             return .iBeacon(iBeacon(in: buffer)!)
         case .altBeacon:
-            return .altBeacon(AltBeaconFrame(companyID: buffer.uint16LittleEndian(at: start),
-                                             beaconID: buffer.bytes((start + 4)..<(start + 24)),
-                                             referenceRSSI: MeasuredPower(buffer.int8(at: start + 24)),
+            return .altBeacon(AltBeaconFrame(companyID: buffer.getUInt16LittleEndian(at: start),
+                                             beaconID: buffer.getBytes((start + 4)..<(start + 24)),
+                                             referenceRSSI: MeasuredPower(buffer.getInt8(at: start + 24)),
                                              reserved: buffer[start + 25]))
         case .eddystoneUID:
-            return .eddystone(.uid(namespace: buffer.bytes((start + 2)..<(start + 12)),
-                                   instance: buffer.bytes((start + 12)..<(start + 18)),
-                                   txPowerAt0m: buffer.int8(at: start + 1)))
+            return .eddystone(.uid(namespace: buffer.getBytes((start + 2)..<(start + 12)),
+                                   instance: buffer.getBytes((start + 12)..<(start + 18)),
+                                   txPowerAt0m: buffer.getInt8(at: start + 1)))
         case .eddystoneURL:
-            return .eddystone(.url(txPowerAt0m: buffer.int8(at: start + 1),
+            return .eddystone(.url(txPowerAt0m: buffer.getInt8(at: start + 1),
                                    url: EddystoneURLCoding.expand(buffer, scheme: start + 2, end: range.upperBound)))
         case .eddystoneTLM:
-            let rawTemperature = buffer.uint16BigEndian(at: start + 4)
+            let rawTemperature = buffer.getUInt16BigEndian(at: start + 4)
             return .eddystone(.tlm(EddystoneTelemetry(
-                batteryMillivolts: buffer.uint16BigEndian(at: start + 2),
+                batteryMillivolts: buffer.getUInt16BigEndian(at: start + 2),
                 temperatureCelsius: rawTemperature == 0x8000 ? nil : Double(Int16(bitPattern: rawTemperature)) / 256,
-                advertisingCount: buffer.uint32BigEndian(at: start + 6),
-                uptimeDeciseconds: buffer.uint32BigEndian(at: start + 10))))
+                advertisingCount: buffer.getUInt32BigEndian(at: start + 6),
+                uptimeDeciseconds: buffer.getUInt32BigEndian(at: start + 10))))
         }
     }
 
@@ -67,10 +67,28 @@ public struct LocatedFrame: Sendable, Hashable {
     /// Every beacon frame of every report of an HCI LE (Extended) Advertising Report event, with
     /// or without the H4 byte, without allocating. Ranges index `hciEvent`. Reports whose
     /// extended data is incomplete are skipped.
+    ///
+    /// This is the one reading of a report event into frames (sightings, replays and `decode`
+    /// all go through it), and a broken event is handled one way:
+    /// - a broken event structure (header, report count, a report's header or lengths) throws:
+    ///   no report boundary after it can be trusted;
+    /// - advertising data that breaks the AD rules ends its own report: the frames before the
+    ///   bad structure were whole and are delivered, `malformedReport` gets the error (offsets
+    ///   index `hciEvent`), and the event's other reports are still read.
+    @inlinable
+    public static func scan(hciEvent buffer: UnsafeRawBufferPointer, malformedReport: (DecodeError) -> Void,
+                            _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
+        try scanEvent(buffer, from: 0, to: buffer.count, malformedReport: malformedReport, body)
+    }
+
+    /// As `scan(hciEvent:malformedReport:_:)`, then throws the first report's error, if any, once
+    /// every other report has been read.
     @inlinable
     public static func scan(hciEvent buffer: UnsafeRawBufferPointer,
                             _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
-        try scanEvent(buffer, from: 0, to: buffer.count, body)
+        var firstMalformed: DecodeError?
+        try scanEvent(buffer, from: 0, to: buffer.count, malformedReport: { if firstMalformed == nil { firstMalformed = $0 } }, body)
+        if let firstMalformed { throw firstMalformed }
     }
 
     /// Every beacon frame of a run of H4 event packets laid end to end, as a UART or a capture
@@ -99,7 +117,9 @@ public struct LocatedFrame: Sendable, Hashable {
             guard buffer[position &+ 1] == Number.leMeta else {
                 throw DecodeFailure.eventCode(at: position &+ 1, found: buffer[position &+ 1])
             }
-            try scanParameters(buffer, from: position &+ 3, to: end, body)
+            var firstMalformed: DecodeError?
+            try scanParameters(buffer, from: position &+ 3, to: end, malformedReport: { if firstMalformed == nil { firstMalformed = $0 } }, body)
+            if let firstMalformed { throw firstMalformed }
             position = end
             events &+= 1
         }
@@ -109,14 +129,15 @@ public struct LocatedFrame: Sendable, Hashable {
     /// One loop over reports and AD structures, without inner closures, so that the whole scan
     /// compiles into the caller.
     @inlinable @inline(__always)
-    static func scanEvent(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int,
+    static func scanEvent(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int, malformedReport: (DecodeError) -> Void,
                           _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
-        try scanParameters(buffer, from: HCIReportDecoder.leMetaStart(inEvent: buffer, from: start, to: end), to: end, body)
+        try scanParameters(buffer, from: HCIReportDecoder.leMetaStart(inEvent: buffer, from: start, to: end), to: end,
+                           malformedReport: malformedReport, body)
     }
 
     /// The LE Meta parameters in `start..<end`, from the subevent code on.
     @inlinable @inline(__always)
-    static func scanParameters(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int,
+    static func scanParameters(_ buffer: UnsafeRawBufferPointer, from start: Int, to end: Int, malformedReport: (DecodeError) -> Void,
                                _ body: (ReportHeader, LocatedFrame) -> Void) throws(DecodeError) {
         let (first, count, extended) = try HCIReportDecoder.firstReport(buffer, leMetaAt: start, end: end)
         var position = first
@@ -127,14 +148,14 @@ public struct LocatedFrame: Sendable, Hashable {
                 position = next
                 index &+= 1
                 guard header.isDataComplete else { continue }
-                try FrameScanner.scanReportData(buffer, data, header, body)
+                do throws(DecodeError) { try FrameScanner.scanReportData(buffer, data, header, body) } catch { malformedReport(error) }
             }
         } else {
             while index < count {
                 let (header, data, next) = try HCIReportDecoder.legacyReport(buffer, at: position, end: end, index: index)
                 position = next
                 index &+= 1
-                try FrameScanner.scanReportData(buffer, data, header, body)
+                do throws(DecodeError) { try FrameScanner.scanReportData(buffer, data, header, body) } catch { malformedReport(error) }
             }
         }
         try HCIReportDecoder.checkEnd(at: position, end: end, reports: count)
@@ -257,7 +278,7 @@ enum FrameScanner {
         if count == Number.altBeaconLength, buffer[start &+ 2] == 0xBE, buffer[start &+ 3] == 0xAC {
             return LocatedFrame(format: .altBeacon, range: Range(uncheckedBounds: (start, end)))
         }
-        guard buffer.uint16LittleEndian(at: start) == Number.apple else { return nil }
+        guard buffer.getUInt16LittleEndian(at: start) == Number.apple else { return nil }
         return try locateIBeacon(inAppleData: buffer, from: start &+ 2, to: end)
     }
 
@@ -299,7 +320,7 @@ enum FrameScanner {
         guard count >= 2 else {
             throw DecodeFailure.missing("service data UUID", at: start, expected: "2 bytes", present: count)
         }
-        guard buffer.uint16LittleEndian(at: start) == Number.eddystone else { return nil }
+        guard buffer.getUInt16LittleEndian(at: start) == Number.eddystone else { return nil }
         guard count >= 3 else {
             throw DecodeFailure.missing("Eddystone frame type", at: start &+ 2, expected: "a frame type byte after AA FE", present: 0)
         }

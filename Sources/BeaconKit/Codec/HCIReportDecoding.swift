@@ -27,7 +27,7 @@ extension AdvertisingReport {
         try hciEvent.withDecodingBuffer { (buffer) throws(DecodeError) -> [AdvertisingReport] in
             var reports: [AdvertisingReport] = []
             try HCIReportDecoder.reports(inEvent: buffer) { (header, range) throws(DecodeError) in
-                reports.append(AdvertisingReport(header: header, data: buffer.bytes(range)))
+                reports.append(AdvertisingReport(header: header, data: buffer.getBytes(range)))
             }
             return reports
         }
@@ -39,7 +39,7 @@ extension AdvertisingReport {
         try leMetaParameters.withDecodingBuffer { (buffer) throws(DecodeError) -> [AdvertisingReport] in
             var reports: [AdvertisingReport] = []
             try HCIReportDecoder.reports(inLEMeta: buffer, from: 0) { (header, range) throws(DecodeError) in
-                reports.append(AdvertisingReport(header: header, data: buffer.bytes(range)))
+                reports.append(AdvertisingReport(header: header, data: buffer.getBytes(range)))
             }
             return reports
         }
@@ -95,6 +95,32 @@ public struct ReportHeader: Sendable, Hashable {
         if case .extended(let properties) = kind { return properties & 0x0060 == 0 }
         return true
     }
+}
+
+/// The beacon frames of one HCI advertising report event, read as `LocatedFrame.scan(hciEvent:)`
+/// reads it, and the errors of reports whose data broke the AD rules.
+public struct HCIEventFrames: Sendable, Hashable {
+    public struct Found: Sendable, Hashable {
+        public var header: ReportHeader
+        public var frame: BeaconFrame
+    }
+
+    public var frames: [Found] = []
+    /// One error per report whose advertising data is malformed, offsets counted in the event.
+    public var malformedReports: [DecodeError] = []
+
+    /// Throws only when the event itself is broken; see `LocatedFrame.scan(hciEvent:)`.
+    public init(hciEvent: [UInt8]) throws(DecodeError) {
+        var found = HCIEventFrames()
+        try hciEvent.withDecodingBuffer { (buffer) throws(DecodeError) in
+            try LocatedFrame.scan(hciEvent: buffer, malformedReport: { found.malformedReports.append($0) }) { header, located in
+                found.frames.append(Found(header: header, frame: located.frame(in: buffer)))
+            }
+        }
+        self = found
+    }
+
+    init() {}
 }
 
 extension BeaconFrame {
@@ -218,9 +244,9 @@ enum HCIReportDecoder {
         guard end &- dataStart > length else {
             throw DecodeFailure.reportBytes(index, "data and RSSI", at: end, needed: length &+ 1, present: end &- dataStart)
         }
-        let rawRSSI = buffer.int8(at: dataStart &+ length)
+        let rawRSSI = buffer.getInt8(at: dataStart &+ length)
         let header = ReportHeader(kind: .legacy(eventType: eventType), addressType: buffer[start &+ 1],
-                                  addressValue: buffer.address(at: start &+ 2),
+                                  addressValue: buffer.getAddress(at: start &+ 2),
                                   rssi: rawRSSI == Number.rssiNotAvailable ? nil : rawRSSI)
         return (header, Range(uncheckedBounds: (dataStart, dataStart &+ length)), dataStart &+ length &+ 1)
     }
@@ -240,9 +266,9 @@ enum HCIReportDecoder {
         guard end &- dataStart >= length else {
             throw DecodeFailure.reportBytes(index, "data", extended: true, at: end, needed: length, present: end &- dataStart)
         }
-        let rawRSSI = buffer.int8(at: start &+ 13)
-        let header = ReportHeader(kind: .extended(eventProperties: buffer.uint16LittleEndian(at: start)),
-                                  addressType: buffer[start &+ 2], addressValue: buffer.address(at: start &+ 3),
+        let rawRSSI = buffer.getInt8(at: start &+ 13)
+        let header = ReportHeader(kind: .extended(eventProperties: buffer.getUInt16LittleEndian(at: start)),
+                                  addressType: buffer[start &+ 2], addressValue: buffer.getAddress(at: start &+ 3),
                                   rssi: rawRSSI == Number.rssiNotAvailable ? nil : rawRSSI)
         return (header, Range(uncheckedBounds: (dataStart, dataStart &+ length)), dataStart &+ length)
     }

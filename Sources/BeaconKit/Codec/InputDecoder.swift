@@ -103,25 +103,24 @@ public enum InputDecoder {
             }
             return DecodedInput(format: .mfr, beacons: frames.map { DecodedBeacon(frame: $0) }, contents: [describe(data)])
         case .hci:
-            var beacons: [DecodedBeacon] = []
+            // The same reading as a live scan's (LocatedFrame.scan(hciEvent:)): a broken report
+            // does not hide the others. With no beacon left to show, its error is the answer.
+            let found = try HCIEventFrames(hciEvent: bytes)
+            if found.frames.isEmpty, let first = found.malformedReports.first { throw first }
             var contents: [String] = []
-            let reports = try AdvertisingReport.decode(hciEvent: bytes)
-            let dataOffsets = try reportDataOffsets(bytes)
-            for (index, report) in reports.enumerated() {
+            for (index, report) in try AdvertisingReport.decode(hciEvent: bytes).enumerated() {
                 guard report.isDataComplete else {
                     contents.append("report \(index + 1): incomplete extended data (not decoded)")
                     continue
                 }
-                do {
-                    beacons += try BeaconFrame.decodeAll(advertisingData: report.data)
-                        .map { DecodedBeacon(frame: $0, rssi: report.rssi, address: report.address) }
-                    let described = try describe(advertisingData: report.data)
-                    contents.append("report \(index + 1): " + (described.isEmpty ? "no data" : described.joined(separator: ", ")))
-                } catch {
-                    throw error.shifted(by: dataOffsets[index])
+                guard let described = try? describe(advertisingData: report.data) else {
+                    contents.append("report \(index + 1): malformed advertising data (not decoded)")
+                    continue
                 }
+                contents.append("report \(index + 1): " + (described.isEmpty ? "no data" : described.joined(separator: ", ")))
             }
-            return DecodedInput(format: .hci, beacons: beacons, contents: contents)
+            let beacons = found.frames.map { DecodedBeacon(frame: $0.frame, rssi: $0.header.rssi, address: $0.header.address) }
+            return DecodedInput(format: .hci, beacons: beacons, contents: contents + found.malformedReports.map { "malformed report: \($0)" })
         case .gateway:
             let frame = try GatewayFrame(bytes: bytes)
             do {
@@ -158,15 +157,6 @@ public enum InputDecoder {
     static func looksLikeHCI(_ bytes: [UInt8]) -> Bool {
         if bytes.count >= 3, bytes[0] == 0x04, bytes[1] == 0x3E || Int(bytes[2]) == bytes.count - 3 { return true }
         return bytes.count >= 2 && bytes[0] == 0x3E && Int(bytes[1]) == bytes.count - 2
-    }
-
-    /// Where each report's data starts in the event, to place errors found inside it.
-    static func reportDataOffsets(_ event: [UInt8]) throws(DecodeError) -> [Int] {
-        var offsets: [Int] = []
-        try event.withDecodingBuffer { (buffer) throws(DecodeError) in
-            try HCIReportDecoder.reports(inEvent: buffer) { (_, range) in offsets.append(range.lowerBound) }
-        }
-        return offsets
     }
 
     static func describe(advertisingData bytes: [UInt8]) throws(DecodeError) -> [String] {

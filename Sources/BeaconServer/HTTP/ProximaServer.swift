@@ -70,7 +70,7 @@ public final class ProximaServer: Sendable {
                                 onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
         Application(
             router: makeRouter(),
-            server: .http1WebSocketUpgrade(webSocketRouter: makeRouter()),
+            server: eventSocketServer(webSocketRouter: makeRouter()),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "proxima"),
             services: services,
             onServerRunning: onServerRunning,

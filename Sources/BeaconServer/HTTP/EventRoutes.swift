@@ -32,14 +32,21 @@ extension ProximaServer {
         router.ws("/v1/events/ws", shouldUpgrade: { request, context in
             try Self.checkEventSocket(request, context: context)
             return .upgrade([:])
-        }, onUpgrade: { _, outbound, context in
+        }, onUpgrade: { inbound, outbound, context in
             let request = context.request
             guard let filter = try? EventFilter(site: Self.query(request, "site"), region: Self.query(request, "region")) else { return }
-            try await self.eventFeed(filter).run(after: (try? Self.startingID(request)) ?? 0, follow: true) { events in
-                for event in events {
-                    try await outbound.write(.text(String(decoding: try Self.encoder.encode(event), as: UTF8.self)))
+            let feed = Task { [feed = self.eventFeed(filter)] in
+                try await feed.run(after: (try? Self.startingID(request)) ?? 0, follow: true) { events in
+                    for event in events {
+                        try await outbound.write(.text(String(decoding: try Self.encoder.encode(event), as: UTF8.self)))
+                    }
                 }
             }
+            // The client sends nothing the server needs, but the inbound stream ends when it
+            // closes (or the server shuts down), and then the feed must stop instead of waiting
+            // for an event to fail writing.
+            defer { feed.cancel() }
+            for try await _ in inbound {}
         })
         router.get("/v1/webhooks") { [store] _, context in
             try context.require(.read)

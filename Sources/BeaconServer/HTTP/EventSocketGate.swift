@@ -8,9 +8,10 @@ import NIOCore
 import NIOHTTP1
 
 // hummingbird-websocket answers every refused upgrade with a bare 400, so a client without a
-// token could not tell "log in" from "malformed request". The gate below asks the event
-// socket's own checks (token, role, parameters) before the upgrade is attempted and answers a
-// refusal with the API's status and JSON error body, as every other route does.
+// token could not tell "log in" from "malformed request". The gate below runs the event
+// socket's own checks (token, role, parameters) before the upgrade is attempted; a request they
+// refuse goes on as a plain HTTP request, so the router answers it as every other route: 401,
+// 403, or 400 naming the field.
 
 extension ProximaServer {
     /// The event socket's checks, shared by the router's upgrade decision and the gate.
@@ -20,17 +21,17 @@ extension ProximaServer {
         _ = try startingID(request)
     }
 
-    /// Why an upgrade request would be refused, with the router's authentication; nil to go on.
-    func eventSocketRefusal(_ request: Request, channel: any Channel, logger: Logger) async -> APIError? {
+    /// Whether the event socket's checks, with the router's authentication, admit the request.
+    func admitsEventSocket(_ request: Request, channel: any Channel, logger: Logger) async -> Bool {
         let context = ProximaRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
         do {
             _ = try await AuthenticationMiddleware(store: store, cache: tokenCache).handle(request, context: context) { request, context in
                 try Self.checkEventSocket(request, context: context)
                 return Response(status: .ok)
             }
-            return nil
+            return true
         } catch {
-            return APIError.from(error) ?? APIError(.internalServerError, field: "request", "the upgrade could not be checked: \(error)")
+            return false
         }
     }
 
@@ -43,7 +44,7 @@ extension ProximaServer {
             EventSocketGatedChannel(
                 upgradeChannel: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                              configuration: configuration),
-                refusal: { request, channel, logger in await self.eventSocketRefusal(request, channel: channel, logger: logger) })
+                admits: { request, channel, logger in await self.admitsEventSocket(request, channel: channel, logger: logger) })
         }
     }
 }
@@ -51,15 +52,15 @@ extension ProximaServer {
 /// hummingbird-websocket's upgrade channel with ``EventSocketGate`` placed between the HTTP
 /// request decoder and the upgrade handler.
 struct EventSocketGatedChannel: ServerChildChannel {
-    typealias Refusal = @Sendable (Request, any Channel, Logger) async -> APIError?
+    typealias Check = @Sendable (Request, any Channel, Logger) async -> Bool
     let upgradeChannel: HTTP1WebSocketUpgradeChannel
-    let refusal: Refusal
+    let admits: Check
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1WebSocketUpgradeChannel.Value> {
         upgradeChannel.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try pipeline.addHandler(EventSocketGate(refusal: refusal, logger: logger), position: .after(decoder))
+            try pipeline.addHandler(EventSocketGate(admits: admits, logger: logger), position: .after(decoder))
             return value
         }
     }
@@ -70,65 +71,54 @@ struct EventSocketGatedChannel: ServerChildChannel {
 }
 
 /// Looks at the connection's first request. A WebSocket upgrade is held until the event
-/// socket's checks ran: refused, it is answered and the connection closed; admitted, it goes on
-/// to the upgrade. Either way the gate then leaves the pipeline (upgrade handling, like NIO's,
-/// concerns only the first request).
+/// socket's checks ran: admitted, it goes on to the upgrade; refused, it goes on without its
+/// `Upgrade` header, as a plain request the router refuses with the API's status and body.
+/// Either way the gate then leaves the pipeline (upgrades, like NIO's handler, concern only the
+/// first request).
 final class EventSocketGate: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
 
-    private enum State { case first, checking, refused }
-    private var state = State.first
+    private var checking = false
     private var held: [HTTPServerRequestPart] = []
-    private let refusal: EventSocketGatedChannel.Refusal
+    private let admits: EventSocketGatedChannel.Check
     private let logger: Logger
 
-    init(refusal: @escaping EventSocketGatedChannel.Refusal, logger: Logger) {
-        self.refusal = refusal
+    init(admits: @escaping EventSocketGatedChannel.Check, logger: Logger) {
+        self.admits = admits
         self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        switch state {
-        case .refused:
+        if checking {
+            held.append(part)
             return
-        case .checking:
-            held.append(part)
-        case .first:
-            guard case .head(let head) = part, Self.asksForWebSocket(head), let request = Self.request(head) else {
-                context.fireChannelRead(data)
-                context.pipeline.syncOperations.removeHandler(self, promise: nil)
-                return
-            }
-            state = .checking
-            held.append(part)
-            let channel = context.channel, logger = self.logger, refusal = self.refusal
-            context.eventLoop.makeFutureWithTask { await refusal(request, channel, logger) }
-                .assumeIsolated().whenSuccess { refused in self.decided(refused, context: context) }
         }
-    }
-
-    private func decided(_ refused: APIError?, context: ChannelHandlerContext) {
-        guard let refused else {
-            for part in held { context.fireChannelRead(wrapInboundOut(part)) }
-            held = []
+        guard case .head(let head) = part, Self.asksForWebSocket(head), let request = Self.request(head) else {
+            context.fireChannelRead(data)
             context.pipeline.syncOperations.removeHandler(self, promise: nil)
             return
         }
-        state = .refused
+        checking = true
+        held.append(part)
+        let channel = context.channel, logger = self.logger, admits = self.admits
+        context.eventLoop.makeFutureWithTask { await admits(request, channel, logger) }
+            .assumeIsolated().whenSuccess { admitted in self.release(admitted: admitted, context: context) }
+    }
+
+    private func release(admitted: Bool, context: ChannelHandlerContext) {
+        for part in held {
+            if !admitted, case .head(var head) = part {
+                head.headers.remove(name: "Upgrade")
+                head.headers.replaceOrAdd(name: "Connection", value: "close")
+                context.fireChannelRead(wrapInboundOut(.head(head)))
+            } else {
+                context.fireChannelRead(wrapInboundOut(part))
+            }
+        }
         held = []
-        let body = (try? JSONEncoder().encode(APIError.Body(error: .init(field: refused.field, message: refused.message)))) ?? Data()
-        var headers = HTTPHeaders()
-        for field in refused.headers { headers.add(name: field.name.rawName, value: field.value) }
-        headers.replaceOrAdd(name: "Content-Type", value: "application/json")
-        headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
-        headers.replaceOrAdd(name: "Connection", value: "close")
-        let status = HTTPResponseStatus(statusCode: Int(refused.status.code), reasonPhrase: refused.status.reasonPhrase)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.pipeline.syncOperations.removeHandler(self, promise: nil)
     }
 
     static func asksForWebSocket(_ head: HTTPRequestHead) -> Bool {

@@ -18,7 +18,7 @@ struct EventStreamTests {
 
     /// `proxima monitor --json` and the server's SSE stream are read by the same Decodable.
     @Test func cliLineAndServerEventReadWithBeaconKitsDecoder() async throws {
-        let cliLines = try Self.monitorJSONLines()
+        let cliLines = try await Self.monitorJSONLines()
         #expect(cliLines.count == 2)
         let cliEvents = try cliLines.map { try JSONDecoder().decode(BeaconEvent.self, from: Data($0.utf8)) }
         #expect(cliEvents.map(\.kindName) == ["enter", "exit"])
@@ -121,49 +121,49 @@ struct EventStreamTests {
             let (_, gateway) = try await store.registerGateway(name: "door")
             let server = ProximaServer(store: store)
             let app = server.makeApplication(host: "127.0.0.1", port: 0)
-            try await app.test(.live) { client in
-                let port = try #require(client.port)
-                let missing = try Self.upgrade(port: port, path: "/v1/events/ws", token: nil)
-                #expect(missing.status == 401)
-                #expect(missing.headers["www-authenticate"] == "Bearer")
-                #expect(missing.body.contains(#""field":"Authorization""#))
-                #expect(try Self.upgrade(port: port, path: "/v1/events/ws", token: "px_forged-token-that-was-never-issued").status == 401)
-                let wrongRole = try Self.upgrade(port: port, path: "/v1/events/ws", token: gateway.token)
-                #expect(wrongRole.status == 403)
-                #expect(wrongRole.body.contains("'gateway'"))
-                let badSite = try Self.upgrade(port: port, path: "/v1/events/ws?site=lobby", token: reader)
-                #expect(badSite.status == 400)
-                #expect(badSite.body.contains(#""field":"site""#))
-                #expect(try Self.upgrade(port: port, path: "/v1/events/ws?access_token=\(reader)", token: nil).status == 101)
-                #expect(try Self.upgrade(port: port, path: "/v1/events/ws", token: reader).status == 101)
-                // Plain requests on the same server still reach the router.
-                #expect(try Self.request(port: port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status == 200)
+            // The server's HTTP client must be shut down on every path, or its deinit traps.
+            do {
+                try await Self.checkRefusals(app: app, reader: reader, gatewayToken: gateway.token)
+            } catch {
+                await server.shutdown()
+                throw error
             }
             await server.shutdown()
         }
     }
 
+    static func checkRefusals(app: some ApplicationProtocol, reader: String, gatewayToken: String) async throws {
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let missing = try await Self.upgrade(port: port, path: "/v1/events/ws", token: nil)
+            #expect(missing.status == 401)
+            #expect(missing.headers["www-authenticate"] == "Bearer")
+            #expect(missing.body.contains(#""field":"Authorization""#))
+            #expect(try await Self.upgrade(port: port, path: "/v1/events/ws", token: "px_forged-token-that-was-never-issued").status == 401)
+            let wrongRole = try await Self.upgrade(port: port, path: "/v1/events/ws", token: gatewayToken)
+            #expect(wrongRole.status == 403)
+            #expect(wrongRole.body.contains("'gateway'"))
+            let badSite = try await Self.upgrade(port: port, path: "/v1/events/ws?site=lobby", token: reader)
+            #expect(badSite.status == 400)
+            #expect(badSite.body.contains(#""field":"site""#))
+            #expect(try await Self.upgrade(port: port, path: "/v1/events/ws?access_token=\(reader)", token: nil).status == 101)
+            #expect(try await Self.upgrade(port: port, path: "/v1/events/ws", token: reader).status == 101)
+            // Plain requests on the same server still reach the router.
+            #expect(try await Self.request(port: port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status == 200)
+        }
+    }
+
     // MARK: Helpers
 
-    static func monitorJSONLines() throws -> [String] {
-        let binary = try #require(ProximaProcess.binary, "the proxima executable was not built next to the tests")
-        let configuration = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-events-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: configuration) }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["monitor", "--replay", capture, "--speed", "0", "--json", "--region", "\(captureUUID.uuidString):1"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["PROXIMA_CONFIG_DIR"] = configuration.path
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    /// `proxima monitor --json` over the capture, with only the region given here.
+    static func monitorJSONLines() async throws -> [String] {
+        let monitor = try ProximaProcess(["monitor", "--replay", capture, "--speed", "0", "--json", "--no-stored-regions",
+                                          "--region", "\(captureUUID.uuidString):1"])
+        #expect(try await monitor.waitForExit(timeout: .seconds(60)) == 0)
+        func lines() -> [String] { monitor.outputText.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") } }
+        // The output pipe is read on its own thread; give it the moment to catch up with the exit.
+        for _ in 0..<100 where lines().count < 2 { try await Task.sleep(for: .milliseconds(50)) }
+        return lines()
     }
 
     struct ServerSentEvent { var id = "", event = "", data = "" }
@@ -202,20 +202,31 @@ struct EventStreamTests {
 
     struct RawResponse { var status: Int; var headers: [String: String]; var body: String }
 
-    static func upgrade(port: Int, path: String, token: String?) throws -> RawResponse {
+    static func upgrade(port: Int, path: String, token: String?) async throws -> RawResponse {
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         head += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let token { head += "Authorization: Bearer \(token)\r\n" }
-        return try request(port: port, head + "\r\n")
+        return try await request(port: port, head + "\r\n")
     }
 
-    /// One request over a plain socket, as a browser's WebSocket handshake is sent; reads the
-    /// answer's head and its Content-Length body (a 101 has none), waiting at most 10 s.
-    static func request(port: Int, _ text: String) throws -> RawResponse {
+    struct RawFailure: Error, CustomStringConvertible { var description: String }
+
+    /// One request over a plain socket, as a browser's WebSocket handshake is sent, on a thread
+    /// of its own: its blocking reads must not hold one of the few cooperative threads the
+    /// server under test needs to answer.
+    static func request(port: Int, _ text: String) async throws -> RawResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try blockingRequest(port: port, text) }) }.start()
+        }
+    }
+
+    /// Reads the answer's head and its Content-Length body (a 101 has none), giving up after
+    /// 60 s of silence.
+    static func blockingRequest(port: Int, _ text: String) throws -> RawResponse {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(socket >= 0)
+        guard socket >= 0 else { throw RawFailure(description: "socket: errno \(errno)") }
         defer { close(socket) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -224,9 +235,9 @@ struct EventStreamTests {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        try #require(connected == 0)
+        guard connected == 0 else { throw RawFailure(description: "connect to port \(port): errno \(errno)") }
         let bytes = Array(text.utf8)
-        try #require(send(socket, bytes, bytes.count, 0) == bytes.count)
+        guard send(socket, bytes, bytes.count, 0) == bytes.count else { throw RawFailure(description: "send: errno \(errno)") }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         func parsed() -> RawResponse? {
@@ -249,6 +260,9 @@ struct EventStreamTests {
             guard count > 0 else { break }
             received += buffer[0..<count]
         }
-        return try #require(parsed(), "no complete HTTP answer in \(received.count) bytes")
+        guard let response = parsed() else {
+            throw RawFailure(description: "no complete HTTP answer to '\(text.prefix(60))' in \(received.count) bytes")
+        }
+        return response
     }
 }

@@ -175,7 +175,7 @@ struct EndToEndTests {
         }
 
         let reader = APIClient(base: secondBase, token: ProximaProcess.adminToken)
-        let stored = try await reader.get("/v1/events?after=0", as: [StoredEvent].self)
+        let stored = try await reader.get("/v1/events?after=0&limit=\(EventPage.maximumLimit)", as: [StoredEvent].self)
         for (index, gateway) in gateways.enumerated() {
             var monitor = GatewayMonitor()
             var expected: [GatewayMonitor.Change] = []

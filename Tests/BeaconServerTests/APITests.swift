@@ -29,21 +29,21 @@ struct APITests {
             var jsonHeaders = harness.headers(.readOnly)
             jsonHeaders[.accept] = "application/json"
             try await client.execute(uri: "/v1/events?after=1", method: .get, headers: jsonHeaders) { response in
-                let events = try response.json([RegionEvent].self)
+                let events = try response.json([StoredEvent].self)
                 #expect(events.map(\.id) == [2, 3])
             }
             let site = harness.office.site.id
             try await client.execute(uri: "/v1/events?site=\(site + 1)", method: .get, headers: jsonHeaders) { response in
-                let decoded = try response.json([RegionEvent].self)
+                let decoded = try response.json([StoredEvent].self)
                 #expect(decoded.isEmpty)
             }
             let region = "\(Fixture.nerderyUUID.uuidString):1:1001"
             try await client.execute(uri: "/v1/events?site=\(site)&region=\(region)", method: .get, headers: jsonHeaders) { response in
-                let decoded = try response.json([RegionEvent].self)
+                let decoded = try response.json([StoredEvent].self)
                 #expect(decoded.count == 3)
             }
             try await client.execute(uri: "/v1/events?region=\(Fixture.nerderyUUID.uuidString):2", method: .get, headers: jsonHeaders) { response in
-                let decoded = try response.json([RegionEvent].self)
+                let decoded = try response.json([StoredEvent].self)
                 #expect(decoded.isEmpty)
             }
             try await client.execute(uri: "/v1/events?region=nonsense", method: .get, headers: jsonHeaders) { response in

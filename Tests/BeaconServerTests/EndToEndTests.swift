@@ -102,8 +102,8 @@ struct EndToEndTests {
                 let block = String(text[..<end.lowerBound])
                 text.removeSubrange(..<end.upperBound)
                 guard let dataLine = block.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
-                let event = try JSONDecoder().decode(RegionEvent.self, from: Data(dataLine.dropFirst(6).utf8))
-                received.append(Transition(minor: event.minor, kind: event.kind.rawValue, time: event.time))
+                let event = try JSONDecoder().decode(StoredEvent.self, from: Data(dataLine.dropFirst(6).utf8))
+                received.append(Transition(minor: event.event.region.minor ?? 0, kind: event.event.kindName, time: event.event.time))
                 labels.append(event.label)
             }
             if received.count >= expected.count { break }
@@ -175,14 +175,14 @@ struct EndToEndTests {
         }
 
         let reader = APIClient(base: secondBase, token: ProximaProcess.adminToken)
-        let stored = try await reader.get("/v1/events?after=0", as: [RegionEvent].self)
+        let stored = try await reader.get("/v1/events?after=0&limit=\(EventPage.maximumLimit)", as: [StoredEvent].self)
         for (index, gateway) in gateways.enumerated() {
             var monitor = GatewayMonitor()
             var expected: [GatewayMonitor.Change] = []
             for batch in batches(for: index) { expected += monitor.apply(batch.sightings).changes }
             let got = stored.filter { $0.gatewayID == gateway.gateway.id }
             #expect(got.count == expected.count, "gateway \(index)")
-            #expect(got.map { "\($0.kind) \($0.minor) \($0.time)" } == expected.map { "\($0.transition) \($0.identity.minor) \($0.time)" })
+            #expect(got.map { "\($0.event.kindName) \($0.event.region.minor ?? 0) \($0.event.time)" } == expected.map { "\($0.transition) \($0.identity.minor) \($0.time)" })
         }
         #expect(Set(stored.map(\.id)).count == stored.count)
 

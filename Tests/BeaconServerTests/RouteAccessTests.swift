@@ -42,6 +42,7 @@ struct RouteAccessTests {
         Route(method: .post, path: "/v1/sightings", allowed: .gateway, refused: .admin, body: #"{"sightings":[]}"#),
         Route(method: .get, path: "/v1/ranging", allowed: .readOnly, refused: .gateway),
         Route(method: .get, path: "/v1/events?follow=false", allowed: .readOnly, refused: .gateway),
+        Route(method: .get, path: "/v1/events?format=json&limit=2&after=0", allowed: .readOnly, refused: .gateway),
         Route(method: .get, path: "/v1/events/ws", allowed: .readOnly, refused: .gateway),
         Route(method: .get, path: "/v1/webhooks", allowed: .readOnly, refused: .gateway),
         Route(method: .post, path: "/v1/webhooks", allowed: .admin, refused: .operator,

@@ -59,9 +59,9 @@ struct WebhookTests {
         let delivered = try #require(attempts.last)
         #expect(delivered.signature == WebhookDispatcher.signature(body: delivered.body, secret: "a-webhook-secret-of-some-length"))
         #expect(delivered.signature != WebhookDispatcher.signature(body: delivered.body, secret: "another-secret-entirely"))
-        struct Delivery: Decodable { var events: [RegionEvent] }
+        struct Delivery: Decodable { var events: [StoredEvent] }
         let events = try JSONDecoder().decode(Delivery.self, from: Data(delivered.body)).events
-        #expect(events.map(\.kind) == [.enter])
+        #expect(events.map(\.event.kindName) == ["enter"])
         #expect(events.first?.label == "Bloomington Office – Conference Room: Mordor")
     }
 

@@ -73,7 +73,7 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// Sends each event to every matching webhook; returns when all deliveries finished or gave up.
-    public func deliver(_ events: [RegionEvent]) async {
+    public func deliver(_ events: [StoredEvent]) async {
         guard !events.isEmpty, let targets = try? await store.webhookTargets(), !targets.isEmpty else { return }
         await withTaskGroup(of: Void.self) { group in
             for (webhook, secret) in targets {
@@ -86,10 +86,10 @@ public final class WebhookDispatcher: Sendable {
 
     struct Delivery: Encodable {
         var webhookID: Int
-        var events: [RegionEvent]
+        var events: [StoredEvent]
     }
 
-    func send(_ events: [RegionEvent], to webhook: Webhook, secret: String) async {
+    func send(_ events: [StoredEvent], to webhook: Webhook, secret: String) async {
         guard let body = try? JSONEncoder().encode(Delivery(webhookID: webhook.id, events: events)) else { return }
         let bytes = [UInt8](body)
         var pause = firstPause

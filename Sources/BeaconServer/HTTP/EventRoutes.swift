@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
@@ -15,31 +16,37 @@ extension ProximaServer {
             try context.require(.read)
             let filter = try EventFilter(site: Self.query(request, "site"), region: Self.query(request, "region"))
             let after = try Self.startingID(request)
+            let limit = try EventPage.limit(Self.query(request, "limit"))
             let accept = request.headers[.accept] ?? ""
             if accept.contains("application/json") || Self.query(request, "format") == "json" {
-                return try Self.json(try await self.store.events(after: after, filter: filter))
+                let page = try await self.store.eventPage(after: after, filter: filter, limit: limit)
+                var response = try Self.json(page.events)
+                if let next = page.nextAfter {
+                    response.headers[.link] = "<\(Self.nextPagePath(request, after: next, limit: limit))>; rel=\"next\""
+                }
+                return response
             }
             let follow = Self.query(request, "follow") != "false"
             return self.serverSentEvents(after: after, filter: filter, follow: follow)
         }
         router.ws("/v1/events/ws", shouldUpgrade: { request, context in
-            try context.require(.read)
-            _ = try EventFilter(site: Self.query(request, "site"), region: Self.query(request, "region"))
-            _ = try Self.startingID(request)
+            try Self.checkEventSocket(request, context: context)
             return .upgrade([:])
-        }, onUpgrade: { _, outbound, context in
+        }, onUpgrade: { inbound, outbound, context in
             let request = context.request
             guard let filter = try? EventFilter(site: Self.query(request, "site"), region: Self.query(request, "region")) else { return }
-            var last = (try? Self.startingID(request)) ?? 0
-            while !Task.isCancelled {
-                let events = try await self.store.events(after: last, filter: filter)
-                for event in events {
-                    let data = try Self.encoder.encode(event)
-                    try await outbound.write(.text(String(decoding: data, as: UTF8.self)))
-                    last = event.id
+            let feed = Task { [feed = self.eventFeed(filter)] in
+                try await feed.run(after: (try? Self.startingID(request)) ?? 0, follow: true) { events in
+                    for event in events {
+                        try await outbound.write(.text(String(decoding: try Self.encoder.encode(event), as: UTF8.self)))
+                    }
                 }
-                if events.isEmpty { await self.signal.wait(timeout: self.configuration.eventPollInterval) }
             }
+            // The client sends nothing the server needs, but the inbound stream ends when it
+            // closes (or the server shuts down), and then the feed must stop instead of waiting
+            // for an event to fail writing.
+            defer { feed.cancel() }
+            for try await _ in inbound {}
         })
         router.get("/v1/webhooks") { [store] _, context in
             let principal = try context.require(.read)
@@ -62,35 +69,45 @@ extension ProximaServer {
         return id
     }
 
+    /// The same request for the page after `after`, keeping its filters: the `Link: rel="next"` target.
+    static func nextPagePath(_ request: Request, after: Int, limit: Int) -> String {
+        var components = URLComponents()
+        components.path = request.uri.path
+        components.queryItems = ["site", "region", "format"].compactMap { name in query(request, name).map { URLQueryItem(name: name, value: $0) } }
+            + [URLQueryItem(name: "after", value: String(after)), URLQueryItem(name: "limit", value: String(limit))]
+        return components.string ?? request.uri.path
+    }
+
+    func eventFeed(_ filter: EventFilter) -> EventFeed {
+        EventFeed(store: store, signal: signal, filter: filter, pollInterval: configuration.eventPollInterval)
+    }
+
     /// `text/event-stream`: `id:`, `event: enter|exit`, `data: <json>`. Without `follow` it ends
     /// after the stored events; with it, it waits for new ones, from this or any other instance.
     func serverSentEvents(after: Int, filter: EventFilter, follow: Bool) -> Response {
-        let body = ResponseBody { [store, signal, configuration] writer in
-            var last = after
+        let feed = eventFeed(filter)
+        let body = ResponseBody { writer in
             var idleRounds = 0
-            while !Task.isCancelled {
-                let events = try await store.events(after: last, filter: filter)
+            try await feed.run(after: after, follow: follow, deliver: { events in
                 var text = ""
                 for event in events {
                     let data = try Self.encoder.encode(event)
-                    text += "id: \(event.id)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
-                    last = event.id
+                    text += "id: \(event.id)\nevent: \(event.event.kindName)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
                 }
-                if !text.isEmpty {
-                    try await writer.write(ByteBuffer(string: text))
-                    idleRounds = 0
-                } else if !follow {
-                    break
-                } else {
-                    idleRounds += 1
-                    // A comment line now and then keeps proxies from closing an idle stream.
-                    if idleRounds % 60 == 0 { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
-                    await signal.wait(timeout: configuration.eventPollInterval)
-                }
-                if events.count < 1000 && !follow { break }
-            }
+                try await writer.write(ByteBuffer(string: text))
+                idleRounds = 0
+            }, idle: {
+                idleRounds += 1
+                // A comment line now and then keeps proxies from closing an idle stream.
+                if idleRounds % 60 == 0 { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+            })
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
     }
+}
+
+extension HTTPField.Name {
+    /// RFC 8288 web linking; the event list names its next page with `rel="next"`.
+    static var link: Self { Self("Link")! }
 }

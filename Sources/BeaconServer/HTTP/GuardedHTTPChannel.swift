@@ -5,18 +5,22 @@ import NIOCore
 import NIOHTTP1
 
 /// Hummingbird's HTTP/1 channel with WebSocket upgrade, plus a `FirstRequestGuard` right after
-/// the request decoder, so the connection limits hold from the first byte on.
+/// the request decoder, so the connection limits hold from the first byte on, and then the
+/// ``EventSocketGate``, so a refused event-socket upgrade gets the API's answer.
 struct GuardedHTTPChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
 
     let upgradeChannel: HTTP1WebSocketUpgradeChannel
     let requestHeadTimeout: TimeAmount
+    let admitsEventSocket: EventSocketCheck
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let timeout = requestHeadTimeout
+        let admits = admitsEventSocket
         return upgradeChannel.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let operations = channel.pipeline.syncOperations
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try operations.addHandler(EventSocketGate(admits: admits, logger: logger), position: .after(decoder))
             try operations.addHandler(FirstRequestGuard(headTimeout: timeout), position: .after(decoder))
             return value
         }
@@ -37,11 +41,12 @@ extension ProximaServer {
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: HTTP1Channel.Configuration(idleTimeout: TimeAmount(configuration.idleTimeout), httpDecoderConfiguration: limits))
         let headTimeout = TimeAmount(configuration.requestHeadTimeout)
-        return HTTPServerBuilder { responder in
+        return HTTPServerBuilder { [self] responder in
             GuardedHTTPChannel(
                 upgradeChannel: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                              configuration: channelConfiguration),
-                requestHeadTimeout: headTimeout)
+                requestHeadTimeout: headTimeout,
+                admitsEventSocket: { request, channel, logger in await self.admitsEventSocket(request, channel: channel, logger: logger) })
         }
     }
 }

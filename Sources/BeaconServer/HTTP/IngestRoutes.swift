@@ -53,7 +53,7 @@ extension ProximaServer {
             Task { await webhooks.deliver(events) }
             for event in events {
                 logger.info("region event", metadata: [
-                    "kind": "\(event.kind.rawValue)", "label": "\(event.label)", "gateway": "\(event.gatewayID)", "time": "\(event.time)",
+                    "kind": "\(event.event.kindName)", "label": "\(event.label)", "gateway": "\(event.gatewayID)", "time": "\(event.event.time)",
                 ])
             }
         }

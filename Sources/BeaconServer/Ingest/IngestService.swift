@@ -7,7 +7,7 @@ import SQLKit
 public struct IngestResult: Sendable, Hashable, Codable {
     public var accepted: Int
     public var duplicate: Bool
-    public var events: [RegionEvent]
+    public var events: [StoredEvent]
 }
 
 extension Store {
@@ -39,7 +39,7 @@ extension Store {
             var monitor = try JSONDecoder().decode(GatewayMonitor.self, from: Data(try row.string("state").utf8))
             let (changes, readings) = monitor.apply(batch.sightings)
 
-            var events: [RegionEvent] = []
+            var events: [StoredEvent] = []
             var resolved: [BeaconIdentity: ResolvedIdentity?] = [:]
             for change in changes {
                 if resolved[change.identity] == nil {
@@ -54,9 +54,8 @@ extension Store {
                             \(bind: label), \(bind: change.time), \(bind: Date().timeIntervalSince1970))
                     RETURNING id
                     """).first() else { continue }
-                events.append(RegionEvent(id: try inserted.int("id"), gatewayID: gatewayID, kind: change.transition,
-                                          uuid: change.identity.uuid, major: change.identity.major, minor: change.identity.minor,
-                                          siteID: meaning?.siteID, label: label, time: change.time))
+                events.append(try StoredEvent(id: try inserted.int("id"), gatewayID: gatewayID, siteID: meaning?.siteID, label: label,
+                                              transition: change.transition, identity: change.identity, time: change.time))
             }
 
             if !readings.isEmpty {

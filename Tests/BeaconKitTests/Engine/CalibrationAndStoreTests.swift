@@ -86,19 +86,3 @@ import Testing
         }
     }
 }
-
-@Suite struct EventJSONTests {
-    @Test func rangeEventEncodesCoreLocationFields() throws {
-        let beacon = RangedBeacon(identity: Fixture.identity(1, 2), proximity: .near, accuracy: 1.5, rssi: -70,
-                                  measuredPower: .appleDefault, timestamp: 12.5, packetCount: 9)
-        let data = try JSONEncoder().encode(BeaconEvent.didRange([beacon], Fixture.region(), time: 13))
-        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(object["event"] as? String == "range")
-        let first = try #require((object["beacons"] as? [[String: Any]])?.first)
-        #expect(first["proximity"] as? String == "near")
-        #expect(first["rssi"] as? Int == -70)
-        #expect(first["measuredPower"] as? Int == -59)
-        #expect(first["packetCount"] as? Int == 9)
-        #expect((object["region"] as? [String: Any])?["identifier"] as? String == "site")
-    }
-}

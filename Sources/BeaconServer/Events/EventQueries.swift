@@ -2,23 +2,6 @@ import BeaconKit
 import Foundation
 import SQLKit
 
-/// An enter or exit, as stored and streamed.
-public struct RegionEvent: Sendable, Hashable, Codable {
-    public var id: Int
-    public var gatewayID: String
-    public var kind: GatewayMonitor.Transition
-    public var uuid: UUID
-    public var major: UInt16
-    public var minor: UInt16
-    public var siteID: Int?
-    public var label: String
-    /// Seconds on the gateway's clock.
-    public var time: Double
-
-    /// "UUID:major:minor", the region key used by the `region` filter.
-    public var region: String { "\(uuid.uuidString):\(major):\(minor)" }
-}
-
 /// Which events a reader wants: a site, and a region given as "UUID", "UUID:major" or "UUID:major:minor".
 public struct EventFilter: Sendable, Hashable {
     public var siteID: Int?
@@ -50,19 +33,11 @@ public struct EventFilter: Sendable, Hashable {
             minor = constraint.minor
         }
     }
-
-    public func matches(_ event: RegionEvent) -> Bool {
-        if let siteID, event.siteID != siteID { return false }
-        if let uuid, event.uuid != uuid { return false }
-        if let major, event.major != major { return false }
-        if let minor, event.minor != minor { return false }
-        return true
-    }
 }
 
 extension Store {
-    /// Events after an id, oldest first, filtered in SQL.
-    public func events(after id: Int, filter: EventFilter = EventFilter(), limit: Int = 1000) async throws -> [RegionEvent] {
+    /// Events after an id, oldest first, filtered in SQL, at most `limit` of them.
+    public func events(after id: Int, filter: EventFilter = EventFilter(), limit: Int = EventPage.maximumLimit) async throws -> [StoredEvent] {
         try await database.read { db in
             var query = SQLQueryString("SELECT id, gateway_id, kind, uuid, major, minor, site_id, label, time FROM region_events WHERE id > \(bind: id)")
             if let siteID = filter.siteID { query += " AND site_id = \(bind: siteID)" }
@@ -74,14 +49,14 @@ extension Store {
         }
     }
 
-    static func decodeEvent(_ row: any SQLRow) throws -> RegionEvent {
+    static func decodeEvent(_ row: any SQLRow) throws -> StoredEvent {
         let kindText = try row.string("kind")
         guard let kind = GatewayMonitor.Transition(rawValue: kindText) else {
             throw RegistryError(.invalid, field: "kind", "stored event kind '\(kindText)' is not enter or exit")
         }
-        return RegionEvent(id: try row.int("id"), gatewayID: try row.string("gateway_id"), kind: kind, uuid: try row.uuid("uuid"),
-                           major: try row.uint16("major"), minor: try row.uint16("minor"), siteID: try row.optionalInt("site_id"),
-                           label: try row.string("label"), time: try row.double("time"))
+        let identity = BeaconIdentity(uuid: try row.uuid("uuid"), major: try row.uint16("major"), minor: try row.uint16("minor"))
+        return try StoredEvent(id: try row.int("id"), gatewayID: try row.string("gateway_id"), siteID: try row.optionalInt("site_id"),
+                               label: try row.string("label"), transition: kind, identity: identity, time: try row.double("time"))
     }
 
     /// The latest ranging state per gateway and beacon.

@@ -84,7 +84,7 @@ struct Locate: AsyncParsableCommand {
             printError("\(error)")
             throw ExitCode.failure
         }
-        if calibrate { session.printCalibration() }
+        if calibrate { try session.printCalibration() }
         if scans != nil || sightings != nil || source.isChosen {
             do {
                 if scans != nil {

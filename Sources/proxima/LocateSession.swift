@@ -49,7 +49,7 @@ struct LocateSession {
         return String(decoding: data, as: UTF8.self)
     }
 
-    func printCalibration() {
+    func printCalibration() throws {
         if options.splitBy != nil && survey.isEmpty {
             printError("calibration: fitted for each group from the other groups' labelled scans")
             return
@@ -59,13 +59,13 @@ struct LocateSession {
             return
         }
         if options.json {
-            printLive(Terminal.jsonLine(calibration))
+            try StandardOutput.jsonLine(calibration)
             return
         }
-        printLive(String(format: "calibration: exponent %.2f, residual spread %.1f dB (%d links)", calibration.exponent,
+        try StandardOutput.line(String(format: "calibration: exponent %.2f, residual spread %.1f dB (%d links)", calibration.exponent,
                          calibration.residualSpread, calibration.links))
-        for (id, power) in calibration.beaconPower.sorted(by: { $0.key < $1.key }) { printLive(String(format: "  beacon %@: %.1f dBm at 1 m", id, power)) }
-        for (name, gain) in calibration.receiverGain.sorted(by: { $0.key < $1.key }) { printLive(String(format: "  receiver %@: gain %+.1f dB", name, gain)) }
+        for (id, power) in calibration.beaconPower.sorted(by: { $0.key < $1.key }) { try StandardOutput.line(String(format: "  beacon %@: %.1f dBm at 1 m", id, power)) }
+        for (name, gain) in calibration.receiverGain.sorted(by: { $0.key < $1.key }) { try StandardOutput.line(String(format: "  receiver %@: gain %+.1f dB", name, gain)) }
     }
 
     func runScans() throws {
@@ -74,7 +74,7 @@ struct LocateSession {
         let unit = options.cellSize == 1 && options.truthCell != nil ? "cells" : "m"
         if options.splitBy != nil {
             let errors = LeaveOneGroupOut(map: map, model: model, calibrate: options.calibrate).errors(scans, methods: options.methods)
-            for method in options.methods { printSummary(ErrorSummary(errors: errors[method] ?? []), method: method, unit: unit) }
+            for method in options.methods { try printSummary(ErrorSummary(errors: errors[method] ?? []), method: method, unit: unit) }
             return
         }
         let surveyPoints = survey.compactMap { scan in scan.truth.map { SurveyPoint(position: $0, readings: scan.readings) } }
@@ -91,41 +91,45 @@ struct LocateSession {
                     errors.append(fix.position.distance(to: truth))
                     if !map.rooms.isEmpty { roomHits.append(room == map.room(at: truth)?.name) }
                 }
-                if options.methods.count == 1 { printFix(time: time, receiver: receiver, fix: fix, room: room) }
+                if options.methods.count == 1 { try printFix(time: time, receiver: receiver, fix: fix, room: room) }
             }
             if scans.contains(where: { $0.truth != nil }) {
-                printSummary(ErrorSummary(errors: errors, roomHits: roomHits), method: method, unit: unit)
+                try printSummary(ErrorSummary(errors: errors, roomHits: roomHits), method: method, unit: unit)
             }
         }
     }
 
-    func printFix(time: Double, receiver: String, fix: Fix, room: String?) {
+    func printFix(time: Double, receiver: String, fix: Fix, room: String?) throws {
         if options.json {
-            printLive(Terminal.jsonLine(LocatedFixLine(time: time, receiver: receiver, x: fix.position.x, y: fix.position.y,
-                                                      uncertainty: fix.uncertainty, room: room, method: fix.method.rawValue)))
+            try StandardOutput.jsonLine(LocatedFixLine(time: time, receiver: receiver, x: fix.position.x, y: fix.position.y,
+                                                      uncertainty: fix.uncertainty, room: room, method: fix.method.rawValue))
         } else {
-            printLive(String(format: "%@  %@  x %.2f  y %.2f  ±%.2f  %@  %@", Terminal.timestamp(time), receiver, fix.position.x, fix.position.y,
+            try StandardOutput.line(String(format: "%@  %@  x %.2f  y %.2f  ±%.2f  %@  %@", Terminal.timestamp(time), receiver, fix.position.x, fix.position.y,
                              fix.uncertainty, room ?? "-", fix.method.rawValue))
         }
     }
 
-    func printRoomEvent(_ event: RoomEvent) {
+    func printRoomEvent(_ event: RoomEvent) throws {
         if options.json {
-            printLive(Terminal.jsonLine(event))
+            try StandardOutput.jsonLine(event)
         } else {
-            printLive("\(Terminal.timestamp(event.time))  \(event.kind.rawValue)  \(event.room)  \(event.subject)")
+            try StandardOutput.line("\(Terminal.timestamp(event.time))  \(event.kind.rawValue)  \(event.room)  \(event.subject)")
         }
     }
 
-    func printSummary(_ summary: ErrorSummary?, method: LocateMethod, unit: String) {
+    func printSummary(_ summary: ErrorSummary?, method: LocateMethod, unit: String) throws {
         guard let summary else {
-            printLive(options.json ? Terminal.jsonLine(["method": method.rawValue, "error": "no fixes"]) : "\(method.rawValue): no fixes")
+            if options.json {
+                try StandardOutput.jsonLine(["method": method.rawValue, "error": "no fixes"])
+            } else {
+                try StandardOutput.line("\(method.rawValue): no fixes")
+            }
             return
         }
         if options.json {
-            printLive(Terminal.jsonLine(LocatedSummaryLine(method: method.rawValue, unit: unit, summary: summary)))
+            try StandardOutput.jsonLine(LocatedSummaryLine(method: method.rawValue, unit: unit, summary: summary))
         } else {
-            printLive((options.methods.count > 1 ? "\(method.rawValue) " : "") + summary.line(unit: unit))
+            try StandardOutput.line((options.methods.count > 1 ? "\(method.rawValue) " : "") + summary.line(unit: unit))
         }
     }
 
@@ -137,15 +141,15 @@ struct LocateSession {
         var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints),
                                       presence: RoomPresence(map: map, receiverGain: model.receiverGain))
         for try await sighting in try await input.sightings() {
-            for output in locator.receive(sighting) { print(output) }
+            for output in locator.receive(sighting) { try print(output) }
         }
-        for output in locator.finish() { print(output) }
+        for output in locator.finish() { try print(output) }
     }
 
-    private func print(_ output: LocateOutput) {
+    private func print(_ output: LocateOutput) throws {
         switch output {
-        case .fix(let time, let receiver, let fix, let room): printFix(time: time, receiver: receiver, fix: fix, room: room)
-        case .room(let event): printRoomEvent(event)
+        case .fix(let time, let receiver, let fix, let room): try printFix(time: time, receiver: receiver, fix: fix, room: room)
+        case .room(let event): try printRoomEvent(event)
         }
     }
 }

@@ -17,7 +17,7 @@ struct LocateSightingInput {
     static let maximumLineBytes = 64 << 10
 
     func sightings() async throws -> AsyncThrowingStream<Sighting, any Error> {
-        guard let jsonLines else { return try await source.makeSightings() }
+        guard let jsonLines else { return try await source.open().sightings }
         let handle: FileHandle
         if jsonLines == "-" {
             handle = .standardInput
@@ -64,5 +64,5 @@ struct LocateSightingInput {
 }
 
 extension SourceOptions {
-    var isChosen: Bool { [device, h4, serial, replay, simulate].contains { $0 != nil } }
+    var isChosen: Bool { [controller.device, controller.h4, controller.serial, replay, simulate].contains { $0 != nil } }
 }

@@ -52,10 +52,10 @@ struct RouteCommand: ParsableCommand {
             throw ExitCode.failure
         }
         if json {
-            printLive(Terminal.jsonLine(route))
+            try StandardOutput.jsonLine(route)
             return
         }
-        printLive(String(format: "route to %@: %.1f m%@", to, route.length, route.doors.isEmpty ? "" : " through \(route.doors.joined(separator: ", "))"))
-        for point in route.waypoints { printLive(String(format: "  %.2f,%.2f", point.x, point.y)) }
+        try StandardOutput.line(String(format: "route to %@: %.1f m%@", to, route.length, route.doors.isEmpty ? "" : " through \(route.doors.joined(separator: ", "))"))
+        for point in route.waypoints { try StandardOutput.line(String(format: "  %.2f,%.2f", point.x, point.y)) }
     }
 }

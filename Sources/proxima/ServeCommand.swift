@@ -28,6 +28,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A fixed exit delay in seconds (default: the adaptive exit rule of docs/monitoring-and-ranging.md).")
     var exitAfter: Double?
 
+    @Option(help: "The most beacons each gateway's engine keeps; at the limit the longest-silent absent ones are forgotten.")
+    var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
+
+    @Option(help: "Oldest sighting accepted, in seconds before this server's clock (raise it to load recordings or virtual-time simulations).")
+    var sightingMaxAge = SightingTimeWindow.default.past
+
     @Option(help: "Batches per second each gateway may post.")
     var rateLimit: Double = 200
 
@@ -43,6 +49,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json, got \(logFormat)") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
         guard (exitAfter ?? 1) > 0 else { throw ValidationError("--exit-after must be positive, got \(exitAfter ?? 0)") }
+        guard gatewayBeaconLimit > 0 else { throw ValidationError("--gateway-beacon-limit must be positive, got \(gatewayBeaconLimit)") }
+        guard sightingMaxAge >= 0 else { throw ValidationError("--sighting-max-age must be 0 or more seconds, got \(sightingMaxAge)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
     }
 
@@ -63,6 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
         options.adminToken = ProcessInfo.processInfo.environment["PROXIMA_ADMIN_TOKEN"]
         options.exitAfter = exitAfter
         options.batchesPerSecond = rateLimit
+        options.gatewayBeaconLimit = gatewayBeaconLimit
+        options.sightingTimeWindow.past = sightingMaxAge
         try await ServeRunner.run(options, logger: Logger(label: "proxima.serve")) { line in
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
         }

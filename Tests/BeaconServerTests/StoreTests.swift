@@ -186,15 +186,17 @@ struct StoreTests {
                 Sighting(time: time, receiver: "door", address: BluetoothAddress("AA:BB:CC:DD:EE:01")!, rssi: rssi,
                          frame: .iBeacon(IBeaconFrame(identity: office.mordor.identity, measuredPower: MeasuredPower(-59))))
             }
-            let first = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]), instance: "a")
+            let a = IngestService(store: store, instance: "a", clock: { 100 })
+            let b = IngestService(store: store, instance: "b", clock: { 100 })
+            let first = try await a.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]))
             #expect(first.events.map(\.kind) == [.enter])
             #expect(first.events.first?.label == "Bloomington Office – Conference Room: Mordor")
             #expect(first.events.first?.siteID == office.site.id)
-            let retry = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]), instance: "b")
+            let retry = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]))
             #expect(retry.duplicate)
             // A beacon heard again after the timeout exits and re-enters; the checkpoint was
             // written by instance a and continued by b.
-            let later = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(30)]), instance: "b")
+            let later = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(30)]))
             #expect(later.events.map(\.kind) == [.exit, .enter])
             // The adaptive exit rule: one gap of 1 s gives m = v = 1 s, so the timeout is
             // m + 14·v = 15 s after the last sighting at 2.

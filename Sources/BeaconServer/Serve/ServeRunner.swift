@@ -17,6 +17,8 @@ public enum ServeRunner {
         /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
         public var exitAfter: Double?
         public var batchesPerSecond: Double = 200
+        public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
+        public var sightingTimeWindow = SightingTimeWindow.default
 
         public init() {}
     }
@@ -28,6 +30,8 @@ public enum ServeRunner {
         var configuration = ServerConfiguration(instanceName: options.instanceName)
         configuration.exitAfter = options.exitAfter
         configuration.batchesPerSecond = options.batchesPerSecond
+        configuration.gatewayBeaconLimit = options.gatewayBeaconLimit
+        configuration.sightingTimeWindow = options.sightingTimeWindow
         configuration.batchBurst = options.batchesPerSecond * 2
         let server = ProximaServer(store: store, configuration: configuration, logger: logger)
         do {

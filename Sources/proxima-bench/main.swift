@@ -6,7 +6,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("hci", HCIBenchmark.run),
     ("codec", CodecBenchmark.run),
     ("server", ServerBenchmark.run),
-    ("server-flood", FloodBenchmark.run),
+    ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst())

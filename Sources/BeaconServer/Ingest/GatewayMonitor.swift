@@ -97,7 +97,10 @@ public struct GatewayMonitor: Sendable {
         }
         if let latest { engine.advance(to: latest, into: &events) }
         let activity = engine.takeActivity()
-        let changes = activity.presence.map { Change(identity: $0.identity, transition: $0.transition, time: $0.time) }
+        // In time order, then by identity: exits found in one sweep come in the engine's record
+        // order, which differs between an engine and one restored from its rows.
+        let changes = activity.presence.sorted { ($0.time, $0.identity) < ($1.time, $1.identity) }
+            .map { Change(identity: $0.identity, transition: $0.transition, time: $0.time) }
         var readings: [BeaconIdentity: Reading] = [:]
         for beacon in activity.readings {
             readings[beacon.identity] = Reading(identity: beacon.identity, rssi: Double(beacon.rssi),

@@ -104,7 +104,10 @@ import Testing
             var events: [BeaconEvent] = []
             for sighting in sightings { engine.receive(sighting, into: &events) }
             engine.advance(to: sightings.last?.time ?? 0, into: &events)
-            return engine.takeActivity().presence.map { "\($0.transition) \($0.identity.minor) \($0.time)" }
+            // Exits found in one sweep come in the engine's record order, which a restore does
+            // not keep: compare in time order.
+            return engine.takeActivity().presence.sorted { ($0.time, $0.identity) < ($1.time, $1.identity) }
+                .map { "\($0.transition) \($0.identity.minor) \($0.time)" }
         }
         func batch() -> [Sighting] {
             (0..<40).map { _ in

@@ -44,7 +44,7 @@ enum EngineBenchmark {
 
         for (label, ranging) in [("monitoring 100 regions", false), ("monitoring + ranging 100 regions", true)] {
             var engine = makeEngine(regions: regions, ranging: ranging)
-            let indices = identities.map { engine.intern($0, measuredPower: .appleDefault) }
+            let indices = identities.compactMap { engine.intern($0, measuredPower: .appleDefault) }
             var events: [BeaconEvent] = []
             events.reserveCapacity(1024)
             var eventCount = 0

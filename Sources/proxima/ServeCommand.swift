@@ -30,6 +30,12 @@ struct ServeCommand: AsyncParsableCommand {
                                valueName: "RULE"), transform: { try ExitRuleChoice(parsing: $0) })
     var exitRule: ExitRuleChoice = .adaptive
 
+    @Option(help: "The most beacons each gateway's engine keeps; at the limit the longest-silent absent ones are forgotten.")
+    var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
+
+    @Option(help: "Oldest sighting accepted, in seconds before this server's clock (raise it to load recordings or virtual-time simulations).")
+    var sightingMaxAge = SightingTimeWindow.default.past
+
     @Option(help: "Batches per second each gateway may post.")
     var rateLimit: Double = 200
 
@@ -44,6 +50,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("--log-format must be text or json, got \(logFormat)") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical") }
+        guard gatewayBeaconLimit > 0 else { throw ValidationError("--gateway-beacon-limit must be positive, got \(gatewayBeaconLimit)") }
+        guard sightingMaxAge >= 0 else { throw ValidationError("--sighting-max-age must be 0 or more seconds, got \(sightingMaxAge)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
     }
 
@@ -64,6 +72,8 @@ struct ServeCommand: AsyncParsableCommand {
         options.adminToken = ProcessInfo.processInfo.environment["PROXIMA_ADMIN_TOKEN"]
         options.exitAfter = exitRule.fixedDelay
         options.batchesPerSecond = rateLimit
+        options.gatewayBeaconLimit = gatewayBeaconLimit
+        options.sightingTimeWindow.past = sightingMaxAge
         try await ServeRunner.run(options, logger: Logger(label: "proxima.serve")) { line in
             // The server's announcements (its address) are informational: one that cannot be
             // written must not stop a running server, so it goes to the log's stream instead.

@@ -82,6 +82,12 @@ struct APITests {
         BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":127,\#(frame)}]}"#, field: "sightings[0].rssi"),
         BadField(json: #"{"sightings":"many"}"#, field: "sightings"),
         BadField(json: #"{"sequence":-3,"sightings":[]}"#, field: "sequence"),
+        // Issue 9, item 11: a sequence no later batch can exceed, a time past 2^53 s that hung
+        // the server, and one in the year 3000 that dated every later enter there.
+        BadField(json: #"{"sequence":9223372036854775807,"sightings":[]}"#, field: "sequence"),
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)},{"time":1e16,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[1].time"),
+        BadField(json: #"{"sightings":[{"time":32503680000,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[0].time"),
+        BadField(json: #"{"sightings":[{"time":\#(RouterHarness.now + 301),"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[0].time"),
     ]
 
     @Test(arguments: badFields)
@@ -90,6 +96,68 @@ struct APITests {
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: ByteBuffer(string: bad.json)) { response in
                 #expect(Int(response.status.code) == bad.status)
                 #expect(response.errorField == bad.field, "\(response.text)")
+            }
+        }
+    }
+
+    /// Issue 9, item 11: one batch with the largest sequence made every later batch a
+    /// "duplicate". Now a retry is a batch whose sequence is among the last 64, so the next
+    /// batches count, and a retry of them is still recognised.
+    @Test func noSequenceLocksAGatewayOut() async throws {
+        try await RouterHarness.with { harness, client in
+            for (sequence, duplicate) in [(SightingBatch.maximumSequence, false), (5, false), (6, false), (5, true), (SightingBatch.maximumSequence, true)] {
+                let body = try harness.batchBody([harness.sighting(Double(10 + sequence % 100))], sequence: sequence)
+                try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: body) { response in
+                    #expect(response.status == .accepted)
+                    let reply = try response.json(ProximaServer.IngestReply.self)
+                    #expect(reply.duplicate == duplicate, "sequence \(sequence)")
+                }
+            }
+        }
+    }
+
+    /// Issue 9, item 11: a sighting in the year 3000 was accepted and dated every later enter
+    /// of the gateway in the year 3000. It is refused, and the gateway's next enter keeps its time.
+    @Test func aSightingFromTheFutureDoesNotMoveTheGatewaysClock() async throws {
+        try await RouterHarness.with { harness, client in
+            let future = try harness.batchBody([harness.sighting(32_503_680_000)], sequence: 1)
+            try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: future) { response in
+                #expect(response.status == .badRequest)
+                #expect(response.errorField == "sightings[0].time")
+            }
+            let now = try harness.batchBody([harness.sighting(900), harness.sighting(901)], sequence: 2)
+            try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: now) { response in
+                #expect(response.status == .accepted)
+            }
+            var headers = harness.headers(.readOnly)
+            headers[.accept] = "application/json"
+            try await client.execute(uri: "/v1/events?after=0", method: .get, headers: headers) { response in
+                let events = try response.json([RegionEvent].self)
+                #expect(events.map(\.time) == [900])
+            }
+        }
+    }
+
+    /// Beacons a gateway forgets to stay within its limit, and sightings of new ones it had no
+    /// room for (all tracked beacons present), are counted in /metrics.
+    @Test func forgottenBeaconsAreCounted() async throws {
+        var configuration = ServerConfiguration()
+        configuration.gatewayBeaconLimit = 8
+        try await RouterHarness.with(configuration: configuration) { harness, client in
+            let sightings = (0..<40).map { harness.sighting(Double(100 + 5 * $0), identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: 9, minor: UInt16($0))) }
+            try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: try harness.batchBody(sightings, sequence: 1)) { response in
+                #expect(response.status == .accepted)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                func counter(_ name: String) -> Int {
+                    let line = response.text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                    return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+                }
+                let forgotten = counter("proxima_gateway_beacons_forgotten_total")
+                let untracked = counter("proxima_sightings_untracked_total")
+                #expect(forgotten > 0)
+                // Each of the 40 identities is still tracked (at most 8), forgotten or never tracked.
+                #expect(forgotten + untracked >= 32, "\(response.text)")
             }
         }
     }

@@ -64,7 +64,9 @@ struct EndToEndTests {
         try Self.scenarioJSON.write(toFile: scenarioPath, atomically: true, encoding: .utf8)
         let scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: scenarioPath))
 
-        let (server, base) = try await ProximaProcess.serve(database: "sqlite:\(directory)/proxima.sqlite", instance: "e2e")
+        // The simulation's clock starts in 1970: let the server take sightings that old.
+        let (server, base) = try await ProximaProcess.serve(database: "sqlite:\(directory)/proxima.sqlite", instance: "e2e",
+                                                            extra: ["--sighting-max-age", "\(Date().timeIntervalSince1970 + 86_400)"])
         defer { server.stop() }
         let admin = APIClient(base: base, token: ProximaProcess.adminToken)
 
@@ -140,12 +142,14 @@ struct EndToEndTests {
             gateways.append(try await admin.send("POST", "/v1/gateways", NewGateway(name: "gateway-\(index)"), as: Registered.self))
         }
 
-        // Each gateway hears three beacons come and go; 30 batches of 50 sightings each.
+        // Each gateway hears three beacons come and go; 30 batches of 50 sightings each, in the
+        // last five minutes (the servers refuse sightings far from their clock).
+        let start = (Date().timeIntervalSince1970 - 300).rounded(.down)
         func batches(for gateway: Int) -> [SightingBatch] {
             var generator = SeededRandom(seed: UInt64(gateway + 1))
             var all: [Sighting] = []
             for step in 0..<1500 {
-                let time = Double(step) * 0.2
+                let time = start + Double(step) * 0.2
                 let minor = UInt16(1 + (step / 100) % 3)
                 if generator.next() % 10 == 0 { continue }
                 all.append(Sighting(time: time, receiver: "gateway-\(gateway)", address: BluetoothAddress(rawValue: UInt64(minor)),

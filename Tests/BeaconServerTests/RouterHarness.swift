@@ -13,6 +13,9 @@ struct RouterHarness: Sendable {
     let tokens: [Role: String]
     let gatewayID: String
 
+    /// The server's clock: sightings at small times are within its window.
+    static let now = 1_000.0
+
     static func with<T: Sendable>(configuration: ServerConfiguration = ServerConfiguration(),
                                   _ body: @Sendable (RouterHarness, any TestClientProtocol) async throws -> T) async throws -> T {
         try await TestBackend.sqlite.withStore { store in
@@ -23,7 +26,7 @@ struct RouterHarness: Sendable {
             }
             let (gateway, gatewayToken) = try await store.registerGateway(name: "door", siteID: office.site.id)
             tokens[.gateway] = gatewayToken.token
-            let server = ProximaServer(store: store, configuration: configuration)
+            let server = ProximaServer(store: store, configuration: configuration, clock: { now })
             let harness = RouterHarness(server: server, office: office, tokens: tokens, gatewayID: gateway.id)
             let app = Application(router: server.makeRouter())
             let result = try await app.test(.router) { client in try await body(harness, client) }

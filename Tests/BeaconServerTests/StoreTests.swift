@@ -177,6 +177,55 @@ struct StoreTests {
         }
     }
 
+    /// Issue 9, item 1: 15,000 distinct identities through one gateway, 500 per batch. The
+    /// stored checkpoint stays within the gateway's beacon limit, each batch writes the rows of
+    /// the beacons it touched (not of every beacon heard), and the monitor stays in memory
+    /// between batches (read back in full once; a second instance reads it once too).
+    @Test(arguments: TestBackend.available)
+    func aFloodOfIdentitiesKeepsTheCheckpointBounded(backend: TestBackend) async throws {
+        try await backend.withStore { store in
+            let (gateway, _) = try await store.registerGateway(name: "busy")
+            let limit = 1_000, batchSize = 500
+            let settings = GatewaySettings(beaconLimit: limit)
+            let service = IngestService(store: store, instance: "a", settings: settings, clock: { 10_000 })
+            var rowsWritten: [Int] = []
+            var forgotten = 0
+            for batch in 0..<30 {
+                let sightings = (0..<batchSize).map { index in
+                    let n = batch * batchSize + index
+                    return Sighting(time: 5_000 + Double(n) / 10, receiver: "busy", address: BluetoothAddress(rawValue: UInt64(n)), rssi: -70,
+                                    frame: .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: UInt16(n / 65_536), minor: UInt16(n % 65_536)))))
+                }
+                let result = try await service.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: batch, sightings: sightings))
+                #expect(!result.duplicate)
+                rowsWritten.append(result.beaconRowsWritten)
+                forgotten += result.forgottenBeacons
+            }
+            let (rows, headerBytes) = try await store.database.read { db in
+                let rows = try await db.raw("SELECT COUNT(*) AS n FROM gateway_beacons WHERE gateway_id = \(bind: gateway.id)").first()!.int("n")
+                let header = try await db.raw("SELECT state FROM gateway_checkpoints WHERE gateway_id = \(bind: gateway.id)").first()!.string("state")
+                return (rows, header.utf8.count)
+            }
+            #expect(rows <= limit)
+            #expect(forgotten >= 30 * batchSize - limit)
+            // The header holds the clock and the last 64 sequences, nothing per beacon.
+            #expect(headerBytes < 2_048)
+            #expect(rowsWritten[0] == batchSize)
+            #expect(rowsWritten.max()! <= 3 * rowsWritten[0], "\(rowsWritten)")
+            #expect(service.fullLoads == 1)
+            // Another instance finds its copy missing, reads the rows once, and continues.
+            let other = IngestService(store: store, instance: "b", settings: settings, clock: { 10_000 })
+            let next = Sighting(time: 7_000, receiver: "busy", address: BluetoothAddress(rawValue: 1), rssi: -70,
+                                frame: .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: 1, minor: 1))))
+            #expect(try await other.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 29, sightings: [next])).duplicate)
+            #expect(try await other.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 30, sightings: [next])).accepted == 1)
+            #expect(other.fullLoads == 1)
+            // And the first instance sees its copy is stale.
+            _ = try await service.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 31, sightings: [next]))
+            #expect(service.fullLoads == 2)
+        }
+    }
+
     @Test(arguments: TestBackend.available)
     func ingestCheckpointsMonitorAndIgnoresRetries(backend: TestBackend) async throws {
         try await backend.withStore { store in
@@ -186,15 +235,17 @@ struct StoreTests {
                 Sighting(time: time, receiver: "door", address: BluetoothAddress("AA:BB:CC:DD:EE:01")!, rssi: rssi,
                          frame: .iBeacon(IBeaconFrame(identity: office.mordor.identity, measuredPower: MeasuredPower(-59))))
             }
-            let first = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]), instance: "a")
+            let a = IngestService(store: store, instance: "a", clock: { 100 })
+            let b = IngestService(store: store, instance: "b", clock: { 100 })
+            let first = try await a.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]))
             #expect(first.events.map(\.event.kindName) == ["enter"])
             #expect(first.events.first?.label == "Bloomington Office – Conference Room: Mordor")
             #expect(first.events.first?.siteID == office.site.id)
-            let retry = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]), instance: "b")
+            let retry = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]))
             #expect(retry.duplicate)
             // A beacon heard again after the timeout exits and re-enters; the checkpoint was
             // written by instance a and continued by b.
-            let later = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(30)]), instance: "b")
+            let later = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(30)]))
             #expect(later.events.map(\.event.kindName) == ["exit", "enter"])
             // The adaptive exit rule: one gap of 1 s gives m = v = 1 s, so the timeout is
             // m + 14·v = 15 s after the last sighting at 2.

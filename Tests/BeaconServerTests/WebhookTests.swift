@@ -47,7 +47,7 @@ struct WebhookTests {
             let (gateway, _) = try await store.registerGateway(name: "door")
             let sighting = Sighting(time: 5, receiver: "door", address: BluetoothAddress(rawValue: 1), rssi: -60,
                                     frame: .iBeacon(IBeaconFrame(identity: office.mordor.identity)))
-            let result = try await store.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting]), instance: "t")
+            let result = try await IngestService(store: store, instance: "t", clock: { sighting.time }).ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting]))
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             let dispatcher = WebhookDispatcher(store: store, client: client, attempts: 3, firstPause: .milliseconds(10), logger: Logger(label: "test"))
             await dispatcher.deliver(result.events)

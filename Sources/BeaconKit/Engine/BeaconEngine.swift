@@ -7,21 +7,39 @@
 ///
 /// Per beacon the engine keeps one fixed-size record in a dense array, found through an interned
 /// ``BeaconIndex``; the per-packet path does no allocation and no dynamic dispatch.
+///
+/// A consumer that follows every beacon heard rather than a few regions (a server's gateway)
+/// sets ``followsEveryBeacon`` and a ``retention`` policy instead of monitoring one region per
+/// beacon: see BeaconEngine+Tracking.swift.
 public struct BeaconEngine: Sendable {
     public let configuration: EngineConfiguration
     let hot: HotParameters
 
-    private var indexByIdentity: [IdentityKey: Int32] = [:]
-    private(set) var identities: ContiguousArray<BeaconIdentity> = []
-    private(set) var beacons: ContiguousArray<TrackedBeacon> = []
+    var indexByIdentity: [IdentityKey: Int32] = [:]
+    var identities: ContiguousArray<BeaconIdentity> = []
+    var beacons: ContiguousArray<TrackedBeacon> = []
     /// Windows of the running trimmed mean, one per beacon, only when that filter is chosen.
-    private var windows: [RunningTrimmedMean] = []
+    var windows: [RunningTrimmedMean] = []
     private var monitored: [MonitoredRegion] = []
     private var ranged: [BeaconRegion] = []
     /// Last cycle's list sizes, to reserve this cycle's lists once.
     private var listSizeHints: [Int] = []
     /// Region indices each beacon matches, monitored then ranged, referenced by start and count.
-    private var matchPool: ContiguousArray<UInt16> = []
+    /// 32-bit, so no number of regions a caller can start overflows it before memory runs out.
+    var matchPool: ContiguousArray<UInt32> = []
+
+    /// Report every beacon's own enters, exits and per-cycle readings (``takeActivity()``),
+    /// without a region per beacon.
+    public var followsEveryBeacon = false
+    /// How many beacons the engine keeps, and whether it forgets silent ones.
+    public var retention = BeaconRetention.unbounded
+    /// Work done since the engine was made, for tests and metrics.
+    public internal(set) var work = EngineWork()
+    var pendingActivity = BeaconActivity()
+    /// Beacons whose record changed since ``takeChanges()``, each listed once (see `TrackedBeacon.isChanged`).
+    var changedIndices: [Int32] = []
+    var forgottenSinceTaken: [BeaconIdentity] = []
+    var nextForgetSweep: Double = -.infinity
 
     /// The latest time the engine has seen.
     public private(set) var now: Double = -.infinity
@@ -54,7 +72,6 @@ public struct BeaconEngine: Sendable {
             if let limit = configuration.regionLimit, monitored.count >= limit {
                 throw .regionLimitExceeded(limit: limit, identifier: region.identifier)
             }
-            precondition(monitored.count < Int(UInt16.max), "more monitored regions than the engine can index")
             monitored.append(MonitoredRegion(region: region))
         }
         rebuildMatches()
@@ -89,7 +106,6 @@ public struct BeaconEngine: Sendable {
         if let existing = ranged.firstIndex(where: { $0.identifier == region.identifier }) {
             ranged[existing] = region
         } else {
-            precondition(ranged.count < Int(UInt16.max), "more ranged regions than the engine can index")
             ranged.append(region)
         }
         rebuildMatches()
@@ -112,15 +128,24 @@ public struct BeaconEngine: Sendable {
     /// Rough: each window sample is a time and an RSSI in a deque.
     var windowBytes: Int { windows.reduce(0) { $0 + $1.sampleCount * 16 + 32 } }
 
-    /// The dense index of a beacon, creating its record on first sight.
-    public mutating func intern(_ identity: BeaconIdentity, measuredPower: MeasuredPower) -> BeaconIndex {
+    /// The dense index of a beacon, creating its record on first sight; nil when the engine is
+    /// at its ``BeaconRetention/limit`` and every tracked beacon is present, so none can be
+    /// forgotten to make room (counted in ``EngineWork/untrackedSightings`` by ``receive(_:into:)``).
+    ///
+    /// With a retention policy, indices change when beacons are forgotten: feed sightings through
+    /// ``receive(_:into:)``, or intern again after each ``advance(to:into:)``.
+    public mutating func intern(_ identity: BeaconIdentity, measuredPower: MeasuredPower) -> BeaconIndex? {
         if let index = indexByIdentity[IdentityKey(identity)] {
             if beacons[Int(index)].measuredPower != measuredPower.dBm {
                 beacons[Int(index)].measuredPower = measuredPower.dBm
             }
             return BeaconIndex(rawValue: index)
         }
-        precondition(beacons.count < Int(Int32.max), "more beacons than the engine can index")
+        if let limit = retention.limit, beacons.count >= limit {
+            makeRoom(below: limit)
+            if beacons.count >= limit { return nil }
+        }
+        // Int32 indices: a process runs out of memory long before 2^31 beacon records.
         let index = Int32(beacons.count)
         indexByIdentity[IdentityKey(identity)] = index
         identities.append(identity)
@@ -172,7 +197,15 @@ public struct BeaconEngine: Sendable {
             advance(to: sighting.time, into: &events)
             return
         }
-        let index = intern(frame.identity, measuredPower: frame.measuredPower)
+        // Housekeeping first: forgetting beacons moves indices, so none may happen between
+        // interning and recording.
+        if sighting.time >= nextHousekeeping || (retention.forgetsSilentBeacons && sighting.time >= nextForgetSweep) {
+            advance(to: sighting.time, into: &events)
+        }
+        guard let index = intern(frame.identity, measuredPower: frame.measuredPower) else {
+            work.untrackedSightings += 1
+            return
+        }
         record(index, time: sighting.time, rssi: sighting.rssi, into: &events)
     }
 
@@ -184,7 +217,7 @@ public struct BeaconEngine: Sendable {
 
     /// Feeds one packet of an interned beacon: the per-packet hot path.
     public mutating func record(_ beacon: BeaconIndex, time: Double, rssi: Int8?, into events: inout [BeaconEvent]) {
-        if time >= nextHousekeeping { advance(to: time, into: &events) }
+        if time >= nextHousekeeping { housekeep(to: time, into: &events) }
         let t = Swift.max(time, now)
         now = t
         let index = Int(beacon.rawValue)
@@ -217,6 +250,10 @@ public struct BeaconEngine: Sendable {
         }
         record.lastHeard = t
         record.exitDeadline = t + exitTimeout(record)
+        if !record.isChanged {
+            record.isChanged = true
+            changedIndices.append(Int32(index))
+        }
         if record.cyclePackets < UInt16.max { record.cyclePackets += 1 }
 
         if let rssi {
@@ -251,6 +288,12 @@ public struct BeaconEngine: Sendable {
     /// beacons whose silence exceeded their exit timeout. Live sources call it about once a
     /// second with the wall clock; replays need not, since every sighting advances the clock.
     public mutating func advance(to time: Double, into events: inout [BeaconEvent]) {
+        housekeep(to: time, into: &events)
+        forgetSilentBeaconsIfDue()
+    }
+
+    /// Closes cycles and checks exits; never forgets a beacon, so indices stay valid.
+    private mutating func housekeep(to time: Double, into events: inout [BeaconEvent]) {
         let t = Swift.max(time, now)
         if !now.isFinite {
             nextCycleEnd = t + configuration.rangingCycle
@@ -266,6 +309,12 @@ public struct BeaconEngine: Sendable {
             checkExits(at: end, into: &events)
             closeCycle(at: end, into: &events)
             nextCycleEnd = end + cycle
+            // Past 2^53 seconds adding a cycle no longer moves the time: stop after this cycle
+            // rather than loop for ever.
+            if nextCycleEnd <= end {
+                nextCycleEnd = t.nextUp
+                break
+            }
             // A long silence in a replay: after one empty cycle, skip to the present.
             if end > quietAfter && t - nextCycleEnd > cycle {
                 nextCycleEnd += ((t - nextCycleEnd) / cycle).rounded(.down) * cycle
@@ -304,6 +353,7 @@ public struct BeaconEngine: Sendable {
             } else if beacons[index].evidence > 0 {
                 beacons[index].evidence = 0
                 beacons[index].reception.reset()
+                noteChange(index)
             }
         }
     }
@@ -321,6 +371,9 @@ public struct BeaconEngine: Sendable {
                 }
             }
         }
+        if followsEveryBeacon {
+            pendingActivity.presence.append(BeaconPresenceChange(identity: identities[index], transition: .enter, time: time))
+        }
     }
 
     /// Reports the exit at the moment the silence reached the timeout, whenever it is noticed,
@@ -329,6 +382,7 @@ public struct BeaconEngine: Sendable {
         let time = Swift.min(detection, beacons[index].exitDeadline)
         beacons[index].isPresent = false
         beacons[index].evidence = 0
+        noteChange(index)
         // The reception pattern is kept: if the beacon comes back soon, the exit was a dropout
         // and the pattern learns from it (see `record`).
         let record = beacons[index]
@@ -343,23 +397,29 @@ public struct BeaconEngine: Sendable {
                 }
             }
         }
+        if followsEveryBeacon {
+            pendingActivity.presence.append(BeaconPresenceChange(identity: identities[index], transition: .exit, time: time))
+        }
     }
 
     private mutating func appendMatches(for index: Int) {
         let identity = identities[index]
         beacons[index].monitorMatchStart = UInt32(matchPool.count)
         for (regionIndex, entry) in monitored.enumerated() where entry.region.contains(identity) {
-            matchPool.append(UInt16(regionIndex))
+            matchPool.append(UInt32(regionIndex))
         }
-        beacons[index].monitorMatchCount = UInt16(matchPool.count - Int(beacons[index].monitorMatchStart))
+        beacons[index].monitorMatchCount = UInt32(matchPool.count - Int(beacons[index].monitorMatchStart))
         beacons[index].rangeMatchStart = UInt32(matchPool.count)
         for (regionIndex, region) in ranged.enumerated() where region.contains(identity) {
-            matchPool.append(UInt16(regionIndex))
+            matchPool.append(UInt32(regionIndex))
         }
-        beacons[index].rangeMatchCount = UInt16(matchPool.count - Int(beacons[index].rangeMatchStart))
+        beacons[index].rangeMatchCount = UInt32(matchPool.count - Int(beacons[index].rangeMatchStart))
     }
 
+    /// Matches every beacon against every region again: only when the regions change, never
+    /// for a new beacon (``intern(_:measuredPower:)`` matches the new one alone).
     private mutating func rebuildMatches() {
+        work.fullMatchRebuilds += 1
         matchPool.removeAll(keepingCapacity: true)
         for index in beacons.indices { appendMatches(for: index) }
         for region in monitored.indices { monitored[region].presentCount = 0 }
@@ -377,7 +437,7 @@ public struct BeaconEngine: Sendable {
     // MARK: Ranging internals
 
     private mutating func closeCycle(at end: Double, into events: inout [BeaconEvent]) {
-        if ranged.isEmpty {
+        if ranged.isEmpty && !followsEveryBeacon {
             resetCycleCounters(at: end)
             return
         }
@@ -390,20 +450,28 @@ public struct BeaconEngine: Sendable {
         for index in beacons.indices {
             var record = beacons[index]
             if end - record.lastHeard > trackingAge {
-                if record.proximity.current != .unknown { beacons[index].proximity.reset() }
+                if record.proximity.current != .unknown {
+                    beacons[index].proximity.reset()
+                    noteChange(index)
+                }
                 continue
             }
-            if record.rangeMatchCount > 0 {
+            let heard = record.cyclePackets > 0
+            if record.rangeMatchCount > 0 || (heard && followsEveryBeacon) {
                 let ranged = rangedBeacon(index, &record)
                 let start = Int(record.rangeMatchStart)
                 for slot in start..<(start + Int(record.rangeMatchCount)) {
                     lists[Int(matchPool[slot])].append(ranged)
                 }
+                if heard && followsEveryBeacon { pendingActivity.readings.append(ranged) }
             }
+            // A cycle without packets left the counters at zero and the record unchanged.
+            guard heard else { continue }
             record.cyclePackets = 0
             record.cycleRSSICount = 0
             record.cycleRSSISum = 0
             beacons[index] = record
+            noteChange(index)
         }
         listSizeHints = lists.map(\.count)
         for (regionIndex, region) in ranged.enumerated() {
@@ -421,9 +489,11 @@ public struct BeaconEngine: Sendable {
                 beacons[index].cyclePackets = 0
                 beacons[index].cycleRSSICount = 0
                 beacons[index].cycleRSSISum = 0
+                noteChange(index)
             }
             if end - beacons[index].lastHeard > trackingAge && beacons[index].proximity.current != .unknown {
                 beacons[index].proximity.reset()
+                noteChange(index)
             }
         }
     }

@@ -16,8 +16,24 @@ public struct EngineCheckpoint: Codable, Sendable, Hashable {
 
     public var beaconCount: Int { beacons.count }
 
-    struct Beacon: Codable, Sendable, Hashable {
-        var identity: BeaconIdentity
+    /// The clock and regions alone. A server keeps this header in one row and each beacon in
+    /// a row of its own, so a batch writes the header and the beacons it touched.
+    public var header: EngineCheckpoint {
+        var header = self
+        header.beacons = []
+        return header
+    }
+
+    /// This header with the given beacons, as saved one by one.
+    public func adding(_ beacons: [Beacon]) -> EngineCheckpoint {
+        var checkpoint = self
+        checkpoint.beacons += beacons
+        return checkpoint
+    }
+
+    /// One beacon's record.
+    public struct Beacon: Codable, Sendable, Hashable {
+        public internal(set) var identity: BeaconIdentity
         var measuredPower: Int8
         var lastHeard: Double?
         var exitDeadline: Double?
@@ -50,29 +66,38 @@ public struct CheckpointError: Error, Sendable, Hashable, CustomStringConvertibl
 
 extension BeaconEngine {
     public var checkpoint: EngineCheckpoint {
+        checkpointHeader.adding(beacons.indices.map(savedBeacon))
+    }
+
+    /// ``checkpoint`` without the beacons (see ``EngineCheckpoint/header``), built without
+    /// visiting them.
+    public var checkpointHeader: EngineCheckpoint {
         func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
-        let saved = beacons.indices.map { index -> EngineCheckpoint.Beacon in
-            let record = beacons[index]
-            let (candidate, candidateCycles) = record.proximity.savedCandidate
-            return EngineCheckpoint.Beacon(
-                identity: identities[index], measuredPower: record.measuredPower,
-                lastHeard: finite(record.lastHeard), exitDeadline: finite(record.exitDeadline),
-                meanGap: record.reception.meanGap.isNaN ? nil : record.reception.meanGap,
-                gapDeviation: record.reception.gapDeviation,
-                recentDropout: record.reception.recentDropout,
-                estimate: record.filter.hasEstimate ? record.filter.estimate : nil, variance: record.filter.variance,
-                cycleRSSISum: record.cycleRSSISum, cycleRSSICount: record.cycleRSSICount,
-                cyclePackets: record.cyclePackets, evidence: record.evidence, isPresent: record.isPresent,
-                proximity: record.proximity.current.rawValue, candidate: candidate.rawValue, candidateCycles: candidateCycles)
-        }
         return EngineCheckpoint(
             version: EngineCheckpoint.currentVersion, now: finite(now), nextCycleEnd: finite(nextCycleEnd),
-            nextExitCheck: finite(nextExitCheck), beacons: saved,
+            nextExitCheck: finite(nextExitCheck), beacons: [],
             monitored: monitoredRegions.map { EngineCheckpoint.Monitored(region: $0, state: state(for: $0.identifier) ?? .outside) },
             ranged: rangedRegions)
     }
 
-    /// An engine that continues where the checkpointed one stopped.
+    func savedBeacon(_ index: Int) -> EngineCheckpoint.Beacon {
+        func finite(_ value: Double) -> Double? { value.isFinite ? value : nil }
+        let record = beacons[index]
+        let (candidate, candidateCycles) = record.proximity.savedCandidate
+        return EngineCheckpoint.Beacon(
+            identity: identities[index], measuredPower: record.measuredPower,
+            lastHeard: finite(record.lastHeard), exitDeadline: finite(record.exitDeadline),
+            meanGap: record.reception.meanGap.isNaN ? nil : record.reception.meanGap,
+            gapDeviation: record.reception.gapDeviation,
+            recentDropout: record.reception.recentDropout,
+            estimate: record.filter.hasEstimate ? record.filter.estimate : nil, variance: record.filter.variance,
+            cycleRSSISum: record.cycleRSSISum, cycleRSSICount: record.cycleRSSICount,
+            cyclePackets: record.cyclePackets, evidence: record.evidence, isPresent: record.isPresent,
+            proximity: record.proximity.current.rawValue, candidate: candidate.rawValue, candidateCycles: candidateCycles)
+    }
+
+    /// An engine that continues where the checkpointed one stopped, with nothing yet to take
+    /// from ``takeChanges()``. Restored without a retention policy: set one afterwards.
     public init(configuration: EngineConfiguration = .init(), restoring checkpoint: EngineCheckpoint) throws(CheckpointError) {
         guard checkpoint.version == EngineCheckpoint.currentVersion else {
             throw CheckpointError(reason: "expected version \(EngineCheckpoint.currentVersion), found \(checkpoint.version)")
@@ -85,10 +110,12 @@ extension BeaconEngine {
         }
         for region in checkpoint.ranged { startRanging(region) }
         for saved in checkpoint.beacons {
-            let index = intern(saved.identity, measuredPower: MeasuredPower(saved.measuredPower))
+            // Without a retention limit interning always finds room.
+            guard let index = intern(saved.identity, measuredPower: MeasuredPower(saved.measuredPower)) else { continue }
             restore(index, from: saved)
         }
         restoreClock(now: checkpoint.now, nextCycleEnd: checkpoint.nextCycleEnd, nextExitCheck: checkpoint.nextExitCheck)
+        _ = takeChanges()
     }
 }
 

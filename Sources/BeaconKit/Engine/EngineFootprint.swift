@@ -10,7 +10,7 @@ public struct EngineFootprint: Sendable, Hashable, CustomStringConvertible {
     /// The identity → index dictionary's buckets per beacon (keys, values, occupancy bits at
     /// Swift's 3/4 maximum load).
     public var indexBytesPerBeacon: Double
-    /// Region-match pool bytes per beacon (2 bytes per matched region).
+    /// Region-match pool bytes per beacon (4 bytes per matched region).
     public var matchBytesPerBeacon: Double
     /// Trimmed-mean windows per beacon, only with that filter (they grow with the window).
     public var windowBytesPerBeacon: Double
@@ -37,7 +37,7 @@ extension BeaconEngine {
             stateStride: MemoryLayout<TrackedBeacon>.stride,
             identityStride: MemoryLayout<BeaconIdentity>.stride,
             indexBytesPerBeacon: indexBytes / Double(count),
-            matchBytesPerBeacon: Double(matchPoolCount * MemoryLayout<UInt16>.stride) / Double(count),
+            matchBytesPerBeacon: Double(matchPoolCount * MemoryLayout<UInt32>.stride) / Double(count),
             windowBytesPerBeacon: Double(windowBytes) / Double(count))
     }
 }

@@ -23,12 +23,9 @@ public struct RegionStore: Sendable {
         }
         do {
             return try JSONDecoder().decode(StoredRegions.self, from: data).regions
-        } catch let DecodingError.dataCorrupted(context) {
-            throw RegionStoreError(path: url.path, reason: Self.describe(context))
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw RegionStoreError(path: url.path, reason: "missing '\(key.stringValue)' at \(Self.path(context))")
-        } catch let DecodingError.typeMismatch(type, context) {
-            throw RegionStoreError(path: url.path, reason: "expected \(type) at \(Self.path(context))")
+        } catch let error as DecodingError {
+            let (field, reason) = DecodingFailure.describe(error, root: "the top level")
+            throw RegionStoreError(path: url.path, reason: "\(field): \(reason)")
         } catch {
             throw RegionStoreError(path: url.path, reason: "\(error)")
         }
@@ -71,15 +68,6 @@ public struct RegionStore: Sendable {
     private struct StoredRegions: Codable {
         var version = 1
         var regions: [BeaconRegion]
-    }
-
-    private static func path(_ context: DecodingError.Context) -> String {
-        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        return path.isEmpty ? "the top level" : path
-    }
-
-    private static func describe(_ context: DecodingError.Context) -> String {
-        "\(context.debugDescription) (at \(path(context)))"
     }
 }
 

@@ -20,12 +20,15 @@ struct TrackedBeacon: Sendable {
     var evidence: UInt16 = 0
     var measuredPower: Int8
     var isPresent = false
+    /// Changed since the owner last took the changes (``BeaconEngine/takeChanges()``), so a
+    /// checkpoint writes only the beacons a batch touched.
+    var isChanged = false
     var proximity = ProximityTracker()
     /// Where this beacon's monitored-region indices start in the engine's match pool.
     var monitorMatchStart: UInt32 = 0
     var rangeMatchStart: UInt32 = 0
-    var monitorMatchCount: UInt16 = 0
-    var rangeMatchCount: UInt16 = 0
+    var monitorMatchCount: UInt32 = 0
+    var rangeMatchCount: UInt32 = 0
 
     init(measuredPower: MeasuredPower, pathLossExponent: Double?) {
         self.measuredPower = measuredPower.dBm

@@ -93,5 +93,18 @@ enum Migrations {
                 """,
             ]
         },
+        Migration(version: 3, name: "gateway checkpoints per beacon") { _ in
+            [
+                // Checkpoints become a header row plus a row per beacon. The old whole-engine
+                // states are dropped: each gateway's engine starts afresh, so beacons present
+                // at the upgrade enter once more.
+                "DELETE FROM gateway_checkpoints",
+                "ALTER TABLE gateway_checkpoints ADD COLUMN version BIGINT NOT NULL DEFAULT 0",
+                """
+                CREATE TABLE gateway_beacons (gateway_id TEXT NOT NULL REFERENCES gateways(id) ON DELETE CASCADE,
+                  identity TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (gateway_id, identity))
+                """,
+            ]
+        },
     ]
 }

@@ -37,13 +37,14 @@ extension ProximaServer {
     /// Runs a batch through the gateway's monitor, then counts it, wakes event readers and
     /// hands new events to the webhooks. The HTTP route and the demo's built-in gateway share it.
     public func accept(_ batch: SightingBatch, gatewayID: String) async throws -> IngestResult {
-        let result = try await store.ingest(gatewayID: gatewayID, batch: batch, instance: configuration.instanceName,
-                                            exitAfter: configuration.exitAfter)
+        let result = try await ingestion.ingest(gatewayID: gatewayID, batch: batch)
         if result.duplicate {
             metrics.duplicateBatches.increment()
         } else {
             metrics.batches.increment()
             metrics.sightings.increment(by: Int64(result.accepted))
+            metrics.forgottenBeacons.increment(by: Int64(result.forgottenBeacons))
+            metrics.untrackedSightings.increment(by: Int64(result.untrackedSightings))
         }
         if !result.events.isEmpty {
             metrics.events.increment(by: Int64(result.events.count))
@@ -82,7 +83,6 @@ extension ProximaServer {
             throw APIError(.contentTooLarge, field: "sightings",
                            "expected at most \(configuration.maxSightingsPerBatch) sightings per batch, found \(batch.sightings.count)")
         }
-        try batch.validate()
         return batch
     }
 }

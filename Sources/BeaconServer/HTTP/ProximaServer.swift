@@ -13,6 +13,7 @@ public final class ProximaServer: Sendable {
     public let store: Store
     public let configuration: ServerConfiguration
     public let metrics: ServerMetrics
+    public let ingestion: IngestService
     public let signal = EventSignal()
     let limiter: RateLimiter
     let tokenCache = TokenCache()
@@ -20,10 +21,15 @@ public final class ProximaServer: Sendable {
     let httpClient: HTTPClient
     let logger: Logger
 
-    public init(store: Store, configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "proxima.server")) {
+    /// - Parameter clock: seconds since 1970, for ingestion (sighting time bounds, record times).
+    public init(store: Store, configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "proxima.server"),
+                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
         self.configuration = configuration
         self.metrics = ServerMetrics()
+        self.ingestion = IngestService(store: store, instance: configuration.instanceName,
+                                       settings: GatewaySettings(exitAfter: configuration.exitAfter, beaconLimit: configuration.gatewayBeaconLimit),
+                                       window: configuration.sightingTimeWindow, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
         self.logger = logger
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -9,6 +9,10 @@ public struct ServerConfiguration: Sendable {
     public var batchBurst: Double = 400
     /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
     public var exitAfter: Double?
+    /// The most beacons each gateway's engine keeps (see ``GatewaySettings/beaconLimit``).
+    public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
+    /// How far sighting times may be from this server's clock.
+    public var sightingTimeWindow = SightingTimeWindow.default
     /// How often stream readers look for events stored by other instances.
     public var eventPollInterval: Duration = .milliseconds(250)
     /// A new connection must deliver its first complete request head (request line and

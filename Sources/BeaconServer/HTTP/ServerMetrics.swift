@@ -11,6 +11,8 @@ public final class ServerMetrics: Sendable {
     let refusedBatches: Metrics.Counter
     let events: Metrics.Counter
     let requests: Metrics.Counter
+    let forgottenBeacons: Metrics.Counter
+    let untrackedSightings: Metrics.Counter
 
     public init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -20,6 +22,8 @@ public final class ServerMetrics: Sendable {
         refusedBatches = Metrics.Counter(label: "proxima_batches_refused_total", factory: factory)
         events = Metrics.Counter(label: "proxima_region_events_total", factory: factory)
         requests = Metrics.Counter(label: "proxima_http_requests_total", factory: factory)
+        forgottenBeacons = Metrics.Counter(label: "proxima_gateway_beacons_forgotten_total", factory: factory)
+        untrackedSightings = Metrics.Counter(label: "proxima_sightings_untracked_total", factory: factory)
     }
 
     public func exposition() -> String { registry.emitToString() }

@@ -1,13 +1,17 @@
 import BeaconKit
 import Foundation
 
-/// One gateway's monitoring and ranging: BeaconKit's engine (the same one `proxima monitor` and
-/// `proxima range` run), with one exact region per beacon identity the gateway has heard and
-/// one ranged region per proximity UUID. It takes batches and returns enters, exits and the
-/// latest ranging readings, and it is `Codable` through ``EngineCheckpoint`` so the database
-/// can keep it and any server instance can take the gateway over.
-public struct GatewayMonitor: Sendable, Equatable, Codable {
-    public enum Transition: String, Sendable, Hashable, Codable { case enter, exit }
+/// One gateway's monitoring and ranging, and the per-batch step of ingestion: a value with no
+/// database, no clock and no I/O. ``IngestService`` loads it, calls ``step(_:now:)`` and saves
+/// what the step says changed. Work that later runs on every batch (positions, fleet checks,
+/// applications) belongs in ``step(_:now:)`` too, with its state beside the engine.
+///
+/// The engine is BeaconKit's (the one `proxima monitor` runs), following every beacon the
+/// gateway hears (``BeaconEngine/followsEveryBeacon``) instead of a region per beacon, with
+/// ``GatewaySettings/beaconLimit`` on the beacons it keeps, so a batch costs the same whether the
+/// gateway has heard ten identities or a million.
+public struct GatewayMonitor: Sendable {
+    public typealias Transition = BeaconPresenceChange.Transition
 
     public struct Change: Sendable, Hashable {
         public var identity: BeaconIdentity
@@ -25,97 +29,145 @@ public struct GatewayMonitor: Sendable, Equatable, Codable {
         public var time: Double
     }
 
-    /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
-    public let exitAfter: Double?
-    private var engine: BeaconEngine
+    public let settings: GatewaySettings
+    public private(set) var engine: BeaconEngine
+    public private(set) var recentSequences: RecentSequences
 
-    public init(exitAfter: Double? = nil) {
-        self.exitAfter = exitAfter
-        self.engine = BeaconEngine(configuration: Self.configuration(exitAfter: exitAfter))
+    public init(settings: GatewaySettings = GatewaySettings()) {
+        self.settings = settings
+        self.engine = settings.makeEngine(BeaconEngine(configuration: settings.engineConfiguration))
+        self.recentSequences = RecentSequences()
     }
 
-    static func configuration(exitAfter: Double?) -> EngineConfiguration {
-        EngineConfiguration(exitRule: exitAfter.map { .fixedDelay(seconds: $0) } ?? .default)
+    public init(exitAfter: Double?) {
+        self.init(settings: GatewaySettings(exitAfter: exitAfter))
     }
 
-    static func regionIdentifier(_ identity: BeaconIdentity) -> String {
-        "\(identity.uuid.uuidString):\(identity.major):\(identity.minor)"
+    /// A monitor continuing from a saved header and the gateway's saved beacon records.
+    public init(settings: GatewaySettings, header: GatewayCheckpointHeader, beacons: [EngineCheckpoint.Beacon]) throws(CheckpointError) {
+        self.settings = settings
+        let engine = try BeaconEngine(configuration: settings.engineConfiguration, restoring: header.engine.adding(beacons))
+        self.engine = settings.makeEngine(engine)
+        self.recentSequences = header.recentSequences
     }
 
-    /// Feeds one batch in time order. Returns enters and exits in time order (exits dated when
-    /// the exit rule ran out) and the latest reading of each beacon ranged during the batch.
+    /// What the database keeps in the gateway's one header row.
+    public var header: GatewayCheckpointHeader {
+        GatewayCheckpointHeader(engine: engine.checkpointHeader, recentSequences: recentSequences)
+    }
+
+    /// The per-batch step: a batch whose sequence was among the recent ones is a retry and
+    /// changes nothing; otherwise the sightings go through the engine.
+    ///
+    /// - Parameter now: the server's clock, for work that compares the batch with the present.
+    ///   The sightings' own times drive the engine.
+    public mutating func step(_ batch: SightingBatch, now: Double) -> StepOutcome {
+        if let sequence = batch.sequence {
+            guard !recentSequences.contains(sequence) else { return StepOutcome(duplicate: true) }
+            recentSequences.insert(sequence)
+        }
+        let work = engine.work
+        let (changes, readings) = apply(batch.sightings)
+        return StepOutcome(duplicate: false, changes: changes, readings: readings, saved: engine.takeChanges(),
+                           forgottenBeacons: engine.work.beaconsForgotten - work.beaconsForgotten,
+                           untrackedSightings: engine.work.untrackedSightings - work.untrackedSightings)
+    }
+
+    /// What one batch did, and what the database must save for it.
+    public struct StepOutcome: Sendable {
+        public var duplicate: Bool
+        /// Enters and exits in time order (exits dated when the exit rule ran out).
+        public var changes: [Change] = []
+        /// The latest reading of each beacon ranged during the batch.
+        public var readings: [Reading] = []
+        /// Beacon records to write and delete: those the batch touched, not all of them.
+        public var saved = EngineChanges()
+        public var forgottenBeacons = 0
+        public var untrackedSightings = 0
+    }
+
+    /// Feeds sightings in time order and advances the engine to the last one. Does not look at
+    /// sequences or save anything: for tests and for replaying a stream in memory.
     public mutating func apply(_ sightings: [Sighting]) -> (changes: [Change], readings: [Reading]) {
         var events: [BeaconEvent] = []
         var latest: Double?
         for sighting in sightings.sorted(by: { $0.time < $1.time }) {
-            if let frame = sighting.frame.iBeacon { watch(frame.identity) }
             engine.receive(sighting, into: &events)
             latest = sighting.time
         }
         if let latest { engine.advance(to: latest, into: &events) }
-
-        var changes: [Change] = []
+        let activity = engine.takeActivity()
+        // In time order, then by identity: exits found in one sweep come in the engine's record
+        // order, which differs between an engine and one restored from its rows.
+        let changes = activity.presence.sorted { ($0.time, $0.identity) < ($1.time, $1.identity) }
+            .map { Change(identity: $0.identity, transition: $0.transition, time: $0.time) }
         var readings: [BeaconIdentity: Reading] = [:]
-        for event in events {
-            switch event {
-            case .didEnter(let region, let time):
-                if let identity = Self.identity(of: region) { changes.append(Change(identity: identity, transition: .enter, time: time)) }
-            case .didExit(let region, let time):
-                if let identity = Self.identity(of: region) { changes.append(Change(identity: identity, transition: .exit, time: time)) }
-            case .didRange(let beacons, _, _):
-                for beacon in beacons where beacon.packetCount > 0 {
-                    readings[beacon.identity] = Reading(identity: beacon.identity, rssi: Double(beacon.rssi),
-                                                        distance: beacon.accuracy >= 0 ? beacon.accuracy : nil,
-                                                        proximity: beacon.proximity.description, time: beacon.timestamp)
-                }
-            case .didDetermineState:
-                break
-            }
+        for beacon in activity.readings {
+            readings[beacon.identity] = Reading(identity: beacon.identity, rssi: Double(beacon.rssi),
+                                                distance: beacon.accuracy >= 0 ? beacon.accuracy : nil,
+                                                proximity: beacon.proximity.description, time: beacon.timestamp)
         }
-        let ordered = readings.values.sorted { Self.regionIdentifier($0.identity) < Self.regionIdentifier($1.identity) }
-        return (changes, ordered)
+        return (changes, readings.values.sorted { $0.identity < $1.identity })
+    }
+}
+
+/// How the server runs each gateway's engine.
+public struct GatewaySettings: Sendable, Hashable {
+    /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
+    public var exitAfter: Double?
+    /// The most beacons one gateway's engine keeps (see ``BeaconRetention/limit``). At about
+    /// 150 bytes a beacon in memory and 400 bytes a row in the database, 10,000 is 1.5 MB and
+    /// 4 MB per gateway.
+    public var beaconLimit: Int
+
+    public static let defaultBeaconLimit = 10_000
+
+    public init(exitAfter: Double? = nil, beaconLimit: Int = Self.defaultBeaconLimit) {
+        self.exitAfter = exitAfter
+        self.beaconLimit = max(1, beaconLimit)
     }
 
-    /// Starts monitoring a newly heard identity, and ranging its UUID.
-    private mutating func watch(_ identity: BeaconIdentity) {
-        guard engine.index(of: identity) == nil else { return }
-        let exact = Self.regionIdentifier(identity)
-        // The engine has no region limit here, and an exact region is always valid.
-        _ = try? engine.startMonitoring(BeaconRegion(identifier: exact, uuid: identity.uuid,
-                                                     major: identity.major, minor: identity.minor))
-        let byUUID = identity.uuid.uuidString
-        if !engine.rangedRegions.contains(where: { $0.identifier == byUUID }), let region = try? BeaconRegion(identifier: byUUID, uuid: identity.uuid) {
-            engine.startRanging(region)
-        }
+    var engineConfiguration: EngineConfiguration {
+        EngineConfiguration(exitRule: exitAfter.map { .fixedDelay(seconds: $0) } ?? .default)
     }
 
-    private static func identity(of region: BeaconRegion) -> BeaconIdentity? {
-        guard let major = region.major, let minor = region.minor else { return nil }
-        return BeaconIdentity(uuid: region.uuid, major: major, minor: minor)
+    func makeEngine(_ engine: BeaconEngine) -> BeaconEngine {
+        var engine = engine
+        engine.followsEveryBeacon = true
+        engine.retention = BeaconRetention(limit: beaconLimit, forgetsSilentBeacons: true)
+        return engine
     }
+}
 
-    // MARK: Codable and Equatable through the engine's checkpoint
+/// A gateway's checkpoint apart from its beacons: the engine's clock and the recent sequences.
+public struct GatewayCheckpointHeader: Sendable, Hashable, Codable {
+    public var engine: EngineCheckpoint
+    public var recentSequences: RecentSequences
+}
 
-    private enum CodingKeys: String, CodingKey { case exitAfter, engine }
+/// The sequence numbers of a gateway's last batches. A batch whose sequence is among them is
+/// a retry; any other is new, whether higher or lower, so no one sequence (however large) can
+/// shut a gateway out, and a gateway that restarts need only avoid its last few numbers.
+public struct RecentSequences: Sendable, Hashable, Codable {
+    public static let capacity = 64
+    /// Oldest first.
+    public private(set) var values: [Int] = []
+
+    public init() {}
+
+    public func contains(_ sequence: Int) -> Bool { values.contains(sequence) }
+
+    public mutating func insert(_ sequence: Int) {
+        values.append(sequence)
+        if values.count > Self.capacity { values.removeFirst(values.count - Self.capacity) }
+    }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        exitAfter = try container.decodeIfPresent(Double.self, forKey: .exitAfter)
-        let checkpoint = try container.decode(EngineCheckpoint.self, forKey: .engine)
-        do {
-            engine = try BeaconEngine(configuration: Self.configuration(exitAfter: exitAfter), restoring: checkpoint)
-        } catch {
-            throw DecodingError.dataCorruptedError(forKey: .engine, in: container, debugDescription: error.description)
-        }
+        values = Array(try decoder.singleValueContainer().decode([Int].self).suffix(Self.capacity))
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(exitAfter, forKey: .exitAfter)
-        try container.encode(engine.checkpoint, forKey: .engine)
-    }
-
-    public static func == (lhs: GatewayMonitor, rhs: GatewayMonitor) -> Bool {
-        lhs.exitAfter == rhs.exitAfter && lhs.engine.checkpoint == rhs.engine.checkpoint
+        var container = encoder.singleValueContainer()
+        try container.encode(values)
     }
 }

@@ -2,85 +2,203 @@ import BeaconGateway
 import BeaconKit
 import Foundation
 import SQLKit
+import Synchronization
 
 /// What one batch did.
 public struct IngestResult: Sendable, Hashable, Codable {
     public var accepted: Int
     public var duplicate: Bool
     public var events: [StoredEvent]
+    /// Beacons the gateway's engine forgot to stay within its limit or because they fell silent.
+    public var forgottenBeacons = 0
+    /// Sightings of new beacons dropped because the gateway's engine was full of present ones.
+    public var untrackedSightings = 0
+    /// Beacon checkpoint rows written or deleted: those the batch touched.
+    public var beaconRowsWritten = 0
+}
+
+/// Ingestion's persistence: loads a gateway's ``GatewayMonitor``, runs its step on a batch and
+/// saves what the step returned, in one transaction. It holds no engine logic and reads the
+/// time only from its injected clock.
+///
+/// Each gateway's checkpoint is a header row (`gateway_checkpoints`: engine clock, recent
+/// sequences, a version counted up per batch) and one row per beacon (`gateway_beacons`). A
+/// batch writes the header and the rows of the beacons it touched. The monitor stays in memory
+/// between batches; another instance (or this one after a restart) finds the stored version
+/// ahead of its copy and reads the rows again. The header row is locked on PostgreSQL, so two
+/// instances take a gateway's batches one at a time.
+public final class IngestService: Sendable {
+    public let store: Store
+    public let settings: GatewaySettings
+    public let window: SightingTimeWindow
+    let instance: String
+    let clock: @Sendable () -> Double
+    private let cache = Mutex<[String: Cached]>([:])
+    /// How many times a monitor was read back from the database in full (for tests).
+    private let fullLoadCount = Mutex(0)
+
+    private struct Cached: Sendable {
+        var version: Int
+        var monitor: GatewayMonitor
+    }
+
+    public init(store: Store, instance: String, settings: GatewaySettings = GatewaySettings(),
+                window: SightingTimeWindow = .default,
+                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.store = store
+        self.instance = instance
+        self.settings = settings
+        self.window = window
+        self.clock = clock
+    }
+
+    public var fullLoads: Int { fullLoadCount.withLock { $0 } }
+
+    public func ingest(gatewayID: String, batch: SightingBatch) async throws -> IngestResult {
+        let now = clock()
+        try batch.validate(now: now, window: window)
+        // Taken out, so the step mutates it in place rather than copying it; put back after commit.
+        let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
+        let (result, saved) = try await store.database.transaction { db -> (IngestResult, Cached?) in
+            let version = try await self.lockHeader(gatewayID: gatewayID, now: now, db: db)
+            var monitor = if let cached, cached.version == version.number { cached.monitor } else {
+                try await self.load(gatewayID: gatewayID, header: version.header, db: db)
+            }
+            let outcome = monitor.step(batch, now: now)
+            if outcome.duplicate {
+                return (IngestResult(accepted: 0, duplicate: true, events: []), Cached(version: version.number, monitor: monitor))
+            }
+            let events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, now: now, db: db)
+            try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
+            let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
+            try await self.storeHeader(monitor.header, version: version.number + 1, sequence: batch.sequence, gatewayID: gatewayID, now: now, db: db)
+            let result = IngestResult(accepted: batch.sightings.count, duplicate: false, events: events,
+                                      forgottenBeacons: outcome.forgottenBeacons, untrackedSightings: outcome.untrackedSightings,
+                                      beaconRowsWritten: rows)
+            return (result, Cached(version: version.number + 1, monitor: monitor))
+        }
+        if let saved { cache.withLock { $0[gatewayID] = saved } }
+        return result
+    }
+
+    // MARK: The header row
+
+    private struct Version {
+        var number: Int
+        var header: String
+    }
+
+    /// Reads (and on PostgreSQL locks) the gateway's header row, creating it on first use.
+    private func lockHeader(gatewayID: String, now: Double, db: any SQLDatabase) async throws -> Version {
+        let select = SQLQueryString("SELECT version, state FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)")
+            + SQLQueryString(store.database.rowLockSuffix)
+        if let row = try await db.raw(select).first() {
+            return Version(number: try row.int("version"), header: try row.string("state"))
+        }
+        let initial = try Self.json(GatewayMonitor(settings: settings).header)
+        try await db.raw("""
+            INSERT INTO gateway_checkpoints (gateway_id, last_sequence, state, version, updated_by, updated_at)
+            VALUES (\(bind: gatewayID), \(bind: -1), \(bind: initial), \(bind: 0), \(bind: instance), \(bind: now))
+            ON CONFLICT (gateway_id) DO NOTHING
+            """).run()
+        guard let row = try await db.raw(select).first() else {
+            throw RegistryError(.notFound, field: "gateway", "no checkpoint for gateway \(gatewayID)")
+        }
+        return Version(number: try row.int("version"), header: try row.string("state"))
+    }
+
+    private func storeHeader(_ header: GatewayCheckpointHeader, version: Int, sequence: Int?, gatewayID: String, now: Double, db: any SQLDatabase) async throws {
+        let state = try Self.json(header)
+        let sequenceUpdate = sequence.map { SQLQueryString(", last_sequence = \(bind: $0)") } ?? ""
+        try await db.raw("""
+            UPDATE gateway_checkpoints SET state = \(bind: state), version = \(bind: version), updated_by = \(bind: instance),
+            updated_at = \(bind: now)
+            """ + sequenceUpdate + " WHERE gateway_id = \(bind: gatewayID)").run()
+    }
+
+    // MARK: Beacon rows
+
+    private func load(gatewayID: String, header: String, db: any SQLDatabase) async throws -> GatewayMonitor {
+        fullLoadCount.withLock { $0 += 1 }
+        let decoder = JSONDecoder()
+        let savedHeader = try decoder.decode(GatewayCheckpointHeader.self, from: Data(header.utf8))
+        let rows = try await db.raw("SELECT state FROM gateway_beacons WHERE gateway_id = \(bind: gatewayID)").all()
+        let beacons = try rows.map { try decoder.decode(EngineCheckpoint.Beacon.self, from: Data(try $0.string("state").utf8)) }
+        return try GatewayMonitor(settings: settings, header: savedHeader, beacons: beacons)
+    }
+
+    /// Deletes forgotten beacons' rows, then upserts the changed ones; returns the rows touched.
+    private func storeBeacons(_ saved: EngineChanges, gatewayID: String, db: any SQLDatabase) async throws -> Int {
+        let chunk = 500
+        for start in stride(from: 0, to: saved.forgotten.count, by: chunk) {
+            let keys = saved.forgotten[start..<min(start + chunk, saved.forgotten.count)].map(Self.rowKey)
+            try await db.delete(from: "gateway_beacons")
+                .where("gateway_id", .equal, gatewayID)
+                .where("identity", .in, keys)
+                .run()
+        }
+        let encoder = JSONEncoder()
+        for start in stride(from: 0, to: saved.changed.count, by: chunk) {
+            var insert = db.insert(into: "gateway_beacons").columns("gateway_id", "identity", "state")
+            for beacon in saved.changed[start..<min(start + chunk, saved.changed.count)] {
+                insert = insert.values(gatewayID, Self.rowKey(beacon.identity), String(decoding: try encoder.encode(beacon), as: UTF8.self))
+            }
+            try await insert.onConflict(with: ["gateway_id", "identity"]) { $0.set(excludedValueOf: "state") }.run()
+        }
+        return saved.forgotten.count + saved.changed.count
+    }
+
+    static func rowKey(_ identity: BeaconIdentity) -> String {
+        "\(identity.uuid.uuidString):\(identity.major):\(identity.minor)"
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+
+    // MARK: Events and ranging
+
+    /// Turns the step's enters and exits into stored events: the one place the server's event
+    /// form is made from the engine's.
+    private func storeEvents(_ changes: [GatewayMonitor.Change], gatewayID: String, now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
+        var events: [StoredEvent] = []
+        var resolved: [BeaconIdentity: ResolvedIdentity?] = [:]
+        for change in changes {
+            if resolved[change.identity] == nil {
+                resolved[change.identity] = .some(try await Store.resolve(change.identity, db: db))
+            }
+            let meaning = resolved[change.identity] ?? nil
+            let label = meaning?.label ?? change.identity.description
+            guard let inserted = try await db.raw("""
+                INSERT INTO region_events (gateway_id, kind, uuid, major, minor, site_id, label, time, recorded_at)
+                VALUES (\(bind: gatewayID), \(bind: change.transition.rawValue), \(bind: change.identity.uuid.uuidString),
+                        \(bind: Int(change.identity.major)), \(bind: Int(change.identity.minor)), \(bind: meaning?.siteID),
+                        \(bind: label), \(bind: change.time), \(bind: now))
+                RETURNING id
+                """).first() else { continue }
+            events.append(try StoredEvent(id: try inserted.int("id"), gatewayID: gatewayID, siteID: meaning?.siteID, label: label,
+                                          transition: change.transition, identity: change.identity, time: change.time))
+        }
+        return events
+    }
+
+    private func storeReadings(_ readings: [GatewayMonitor.Reading], gatewayID: String, db: any SQLDatabase) async throws {
+        guard !readings.isEmpty else { return }
+        var insert = db.insert(into: "ranging_state")
+            .columns("gateway_id", "uuid", "major", "minor", "rssi", "distance", "proximity", "time")
+        for reading in readings {
+            insert = insert.values(gatewayID, reading.identity.uuid.uuidString, Int(reading.identity.major), Int(reading.identity.minor),
+                                   reading.rssi, reading.distance, reading.proximity, reading.time)
+        }
+        try await insert.onConflict(with: ["gateway_id", "uuid", "major", "minor"]) { update in
+            update.set(excludedValueOf: "rssi").set(excludedValueOf: "distance")
+                .set(excludedValueOf: "proximity").set(excludedValueOf: "time")
+        }.run()
+    }
 }
 
 extension Store {
-    /// Applies a batch to its gateway's checkpointed monitor in one transaction: loads the
-    /// checkpoint (row-locked on PostgreSQL, so two instances take a gateway's batches one at a
-    /// time), stores new events and the latest ranging state, and saves the checkpoint. A batch
-    /// whose sequence is not above the checkpoint's is a retry and changes nothing.
-    public func ingest(gatewayID: String, batch: SightingBatch, instance: String, exitAfter: Double? = nil) async throws -> IngestResult {
-        let lock = database.rowLockSuffix
-        return try await database.transaction { db in
-            let select = SQLQueryString("SELECT last_sequence, state FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)") + SQLQueryString(lock)
-            var row = try await db.raw(select).first()
-            if row == nil {
-                let initial = try String(decoding: JSONEncoder().encode(GatewayMonitor(exitAfter: exitAfter)), as: UTF8.self)
-                try await db.raw("""
-                    INSERT INTO gateway_checkpoints (gateway_id, last_sequence, state, updated_by, updated_at)
-                    VALUES (\(bind: gatewayID), \(bind: -1), \(bind: initial), \(bind: instance), \(bind: Date().timeIntervalSince1970))
-                    ON CONFLICT (gateway_id) DO NOTHING
-                    """).run()
-                row = try await db.raw(select).first()
-            }
-            guard let row else {
-                throw RegistryError(.notFound, field: "gateway", "no checkpoint for gateway \(gatewayID)")
-            }
-            let lastSequence = try row.int("last_sequence")
-            if let sequence = batch.sequence, sequence <= lastSequence {
-                return IngestResult(accepted: 0, duplicate: true, events: [])
-            }
-            var monitor = try JSONDecoder().decode(GatewayMonitor.self, from: Data(try row.string("state").utf8))
-            let (changes, readings) = monitor.apply(batch.sightings)
-
-            var events: [StoredEvent] = []
-            var resolved: [BeaconIdentity: ResolvedIdentity?] = [:]
-            for change in changes {
-                if resolved[change.identity] == nil {
-                    resolved[change.identity] = .some(try await Self.resolve(change.identity, db: db))
-                }
-                let meaning = resolved[change.identity] ?? nil
-                let label = meaning?.label ?? change.identity.description
-                guard let inserted = try await db.raw("""
-                    INSERT INTO region_events (gateway_id, kind, uuid, major, minor, site_id, label, time, recorded_at)
-                    VALUES (\(bind: gatewayID), \(bind: change.transition.rawValue), \(bind: change.identity.uuid.uuidString),
-                            \(bind: Int(change.identity.major)), \(bind: Int(change.identity.minor)), \(bind: meaning?.siteID),
-                            \(bind: label), \(bind: change.time), \(bind: Date().timeIntervalSince1970))
-                    RETURNING id
-                    """).first() else { continue }
-                events.append(try StoredEvent(id: try inserted.int("id"), gatewayID: gatewayID, siteID: meaning?.siteID, label: label,
-                                              transition: change.transition, identity: change.identity, time: change.time))
-            }
-
-            if !readings.isEmpty {
-                var insert = db.insert(into: "ranging_state")
-                    .columns("gateway_id", "uuid", "major", "minor", "rssi", "distance", "proximity", "time")
-                for reading in readings {
-                    insert = insert.values(gatewayID, reading.identity.uuid.uuidString, Int(reading.identity.major), Int(reading.identity.minor),
-                                           reading.rssi, reading.distance, reading.proximity, reading.time)
-                }
-                try await insert.onConflict(with: ["gateway_id", "uuid", "major", "minor"]) { update in
-                    update.set(excludedValueOf: "rssi").set(excludedValueOf: "distance")
-                        .set(excludedValueOf: "proximity").set(excludedValueOf: "time")
-                }.run()
-            }
-
-            let state = try String(decoding: JSONEncoder().encode(monitor), as: UTF8.self)
-            try await db.raw("""
-                UPDATE gateway_checkpoints SET last_sequence = \(bind: batch.sequence ?? lastSequence), state = \(bind: state),
-                updated_by = \(bind: instance), updated_at = \(bind: Date().timeIntervalSince1970) WHERE gateway_id = \(bind: gatewayID)
-                """).run()
-            return IngestResult(accepted: batch.sightings.count, duplicate: false, events: events)
-        }
-    }
-
-    /// Which instance last moved a gateway's checkpoint, and its sequence (for operators and tests).
+    /// Which instance last moved a gateway's checkpoint, and its latest sequence (for operators and tests).
     public func checkpoint(gatewayID: String) async throws -> (sequence: Int, updatedBy: String)? {
         try await database.read { db in
             guard let row = try await db.raw("SELECT last_sequence, updated_by FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)").first() else {

@@ -2,17 +2,26 @@ import BeaconGateway
 import BeaconKit
 import Foundation
 
-/// The server's checks of the gateway wire type `SightingBatch` (BeaconGateway).
+/// The server's checks of the gateway wire type `SightingBatch` (BeaconGateway). The server
+/// remembers each gateway's last ``RecentSequences/capacity`` sequences, so a retried batch is
+/// not counted twice.
 extension SightingBatch {
-    /// Checks what JSON types alone cannot: times are finite seconds >= 0, receivers are short,
-    /// and 127 is not a measured RSSI (HCI's "not available" travels as null).
-    public func validate() throws(ServerInputError) {
-        if let sequence, sequence < 0 {
-            throw ServerInputError(field: "sequence", reason: "expected a sequence number >= 0, found \(sequence)")
+    /// The largest sequence accepted: the largest integer a JSON number carries exactly
+    /// (2^53 − 1), and room for a millisecond clock for 285,000 years.
+    public static let maximumSequence = 9_007_199_254_740_991
+
+    /// Checks what JSON types alone cannot: sequences are in 0…2^53 − 1, times are within
+    /// `window` of the server's clock `now`, receivers are short, and 127 is not a measured RSSI
+    /// (HCI's "not available" travels as null).
+    public func validate(now: Double, window: SightingTimeWindow = .default) throws(ServerInputError) {
+        if let sequence, !(0...Self.maximumSequence).contains(sequence) {
+            throw ServerInputError(field: "sequence", reason: "expected a sequence number in 0…\(Self.maximumSequence), found \(sequence)")
         }
+        let earliest = max(0, now - window.past), latest = now + window.future
         for (index, sighting) in sightings.enumerated() {
-            guard sighting.time.isFinite, sighting.time >= 0 else {
-                throw ServerInputError(field: "sightings[\(index)].time", reason: "expected seconds >= 0, found \(sighting.time)")
+            guard sighting.time.isFinite, sighting.time >= earliest, sighting.time <= latest else {
+                throw ServerInputError(field: "sightings[\(index)].time",
+                                       reason: "expected seconds since 1970 within \(window) of the server's clock (\(Self.iso8601(earliest)) to \(Self.iso8601(latest))), found \(sighting.time)")
             }
             guard sighting.receiver.utf8.count <= 200 else {
                 throw ServerInputError(field: "sightings[\(index)].receiver", reason: "expected at most 200 bytes, found \(sighting.receiver.utf8.count)")
@@ -22,8 +31,32 @@ extension SightingBatch {
             }
         }
     }
+
+    private static func iso8601(_ time: Double) -> String {
+        Date(timeIntervalSince1970: time).formatted(.iso8601)
+    }
 }
 
+/// How far a sighting's time may be from the server's clock. A gateway's clock runs a little
+/// fast or slow, and a gateway that was offline uploads what it buffered; beyond that a time
+/// is a broken clock or a hostile client, and would move the gateway's engine to a time no
+/// later sighting can follow.
+public struct SightingTimeWindow: Sendable, Hashable, CustomStringConvertible {
+    /// Seconds a sighting may be ahead of the server.
+    public var future: Double
+    /// Seconds a sighting may be behind the server.
+    public var past: Double
+
+    public init(future: Double, past: Double) {
+        self.future = max(0, future)
+        self.past = max(0, past)
+    }
+
+    /// Five minutes ahead, seven days behind.
+    public static let `default` = SightingTimeWindow(future: 300, past: 7 * 86_400)
+
+    public var description: String { "\(Int(future)) s ahead and \(Int(past)) s behind" }
+}
 
 extension SightingBatch {
     /// Names the first out-of-range number of a batch that failed to decode, reading it again
@@ -48,50 +81,5 @@ extension SightingBatch {
             }
         }
         return nil
-    }
-}
-
-/// Turns a decoding failure into "sightings[12].frame.major: expected 0…65535, found 70000".
-enum DecodingFailure {
-    static func describe(_ error: DecodingError) -> (field: String, reason: String) {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            var text = ""
-            for key in codingPath {
-                if let index = key.intValue {
-                    text += "[\(index)]"
-                } else {
-                    text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
-                }
-            }
-            return text.isEmpty ? "body" : text
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return (path(context.codingPath + [key]), "required field is missing")
-        case .typeMismatch(let type, let context):
-            return (path(context.codingPath), "expected \(describeType(type)), found another JSON type")
-        case .valueNotFound(let type, let context):
-            return (path(context.codingPath), "expected \(describeType(type)), found null")
-        case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                return ("body", "not valid JSON")
-            }
-            return (path(context.codingPath), context.debugDescription.replacingOccurrences(of: "Number ", with: "found ")
-                .replacingOccurrences(of: " is not representable in Swift.", with: ", which is out of range for the field"))
-        @unknown default:
-            return ("body", "could not be decoded")
-        }
-    }
-
-    static func describe(type: Any.Type) -> String { describeType(type) }
-
-    private static func describeType(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Double.Type, is Float.Type: "a number"
-        case is Int.Type, is Int8.Type, is UInt16.Type: "an integer"
-        case is [Sighting].Type: "an array of sightings"
-        default: "\(type)"
-        }
     }
 }

@@ -18,6 +18,8 @@ public enum ServeRunner {
         /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
         public var exitAfter: Double?
         public var batchesPerSecond: Double = 200
+        public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
+        public var sightingTimeWindow = SightingTimeWindow.default
 
         public init() {}
     }
@@ -39,6 +41,8 @@ public enum ServeRunner {
         var configuration = ServerConfiguration(instanceName: options.instanceName)
         configuration.exitAfter = options.exitAfter
         configuration.batchesPerSecond = options.batchesPerSecond
+        configuration.gatewayBeaconLimit = options.gatewayBeaconLimit
+        configuration.sightingTimeWindow = options.sightingTimeWindow
         configuration.batchBurst = options.batchesPerSecond * 2
         let server = ProximaServer(store: Store(database: database), configuration: configuration, logger: logger)
         let application = ApplicationService(options: options, server: server, logger: logger, announce: announce)

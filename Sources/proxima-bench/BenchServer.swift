@@ -1,0 +1,83 @@
+import AsyncHTTPClient
+import BeaconServer
+import BeaconTesting
+import Foundation
+import Logging
+import NIOCore
+
+/// An in-process server on a loopback port with a fresh store, for the server benchmarks.
+struct BenchServer {
+    let store: Store
+    let database: ProximaDatabase
+    let server: ProximaServer
+    let sightingsURL: String
+    let client: HTTPClient
+    private let serving: Task<Void, any Error>
+    private let portContinuation: AsyncStream<Int>.Continuation
+
+    /// Each database the benchmarks run on: a SQLite file, and PostgreSQL when installed.
+    static func eachDatabase(_ body: (String, DatabaseLocation) async throws -> Void) async throws {
+        let directory = NSTemporaryDirectory() + "proxima-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await body("sqlite", .sqliteFile(path: directory + "/bench.sqlite"))
+        if PostgresServer.binaryDirectory != nil {
+            let url = try PostgresServer.shared().createDatabase(prefix: "bench")
+            try await body("postgres", try DatabaseLocation(parsing: url))
+        } else {
+            print("postgres: skipped (PostgreSQL is not installed)")
+        }
+    }
+
+    static func start(_ location: DatabaseLocation, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> BenchServer {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .error
+        let database = try await ProximaDatabase.open(location, logger: logger)
+        let store = Store(database: database)
+        var configuration = ServerConfiguration(instanceName: "bench")
+        configuration.batchesPerSecond = 1_000_000
+        configuration.batchBurst = 1_000_000
+        configure(&configuration)
+        let server = ProximaServer(store: store, configuration: configuration, logger: logger)
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = server.makeApplication(host: "127.0.0.1", port: 0) { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+        }
+        let serving = Task { try await app.run() }
+        var iterator = ports.makeAsyncIterator()
+        let port = await iterator.next() ?? 0
+        return BenchServer(store: store, database: database, server: server, sightingsURL: "http://127.0.0.1:\(port)/v1/sightings",
+                           client: HTTPClient(eventLoopGroupProvider: .singleton), serving: serving, portContinuation: portContinuation)
+    }
+
+    /// Posts one pre-encoded batch and fails unless the server took it.
+    func post(_ body: ByteBuffer, token: String) async throws {
+        var request = HTTPClientRequest(url: sightingsURL)
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(body)
+        let response = try await client.execute(request, timeout: .seconds(120))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        guard response.status == .accepted else {
+            throw BenchmarkFailure(description: "batch refused with \(response.status): \(text)")
+        }
+    }
+
+    func stop() async throws {
+        try await client.shutdown()
+        serving.cancel()
+        _ = try? await serving.value
+        portContinuation.finish()
+        await server.shutdown()
+        await database.close()
+    }
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+extension ContinuousClock.Instant.Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -132,8 +132,8 @@ struct APITests {
             var headers = harness.headers(.readOnly)
             headers[.accept] = "application/json"
             try await client.execute(uri: "/v1/events?after=0", method: .get, headers: headers) { response in
-                let events = try response.json([RegionEvent].self)
-                #expect(events.map(\.time) == [900])
+                let events = try response.json([StoredEvent].self)
+                #expect(events.map(\.event.time) == [900])
             }
         }
     }

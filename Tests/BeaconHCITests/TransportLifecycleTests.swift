@@ -44,8 +44,10 @@ import Glibc
         let before = try Self.threadNames().count
         for _ in 0..<1000 { try await Self.connectExchangeAndDrop() }
         let after = try Self.threadNames().count
-        // Other suites run beside this one and may start a thread or two of their own.
-        #expect(after - before <= 3, "threads before: \(before), after 1,000 reconnects: \(after)")
+        // A thread per connection would add 1,000. The count is the whole process's, and the
+        // suites running beside this one start threads of their own (NIO event loops, the
+        // cooperative pool, child-process readers): a few dozen at most, far below 1,000.
+        #expect(after - before <= 50, "threads before: \(before), after 1,000 reconnects: \(after)")
     }
 
     @Test func manyOpenLinksShareOneIOThread() async throws {
@@ -65,8 +67,9 @@ import Glibc
             try await group.waitForAll()
         }
         let whileOpen = try Self.threadNames().count
-        // One I/O thread serves all 128 descriptors (a thread per link would add 128).
-        #expect(whileOpen - before <= 3, "threads before: \(before), with 128 descriptors open: \(whileOpen)")
+        // One I/O thread serves all 128 descriptors (a thread per link would add 64 or 128);
+        // the margin is for threads other suites start meanwhile, as above.
+        #expect(whileOpen - before <= 32, "threads before: \(before), with 128 descriptors open: \(whileOpen)")
         for host in hosts { await host.close() }
         for script in scripts { script.disconnect() }
     }

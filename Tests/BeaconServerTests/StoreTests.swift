@@ -185,7 +185,7 @@ struct StoreTests {
     func aFloodOfIdentitiesKeepsTheCheckpointBounded(backend: TestBackend) async throws {
         try await backend.withStore { store in
             let (gateway, _) = try await store.registerGateway(name: "busy")
-            let limit = 1_000, batchSize = 500
+            let limit = 400, batchSize = 200
             let settings = GatewaySettings(beaconLimit: limit)
             let service = IngestService(store: store, instance: "a", settings: settings, clock: { 10_000 })
             var rowsWritten: [Int] = []

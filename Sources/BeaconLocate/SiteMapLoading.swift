@@ -1,22 +1,8 @@
 import BeaconKit
 import Foundation
 
-/// Why a site map was refused: the JSON path of the field, what was expected and what was found.
-public struct SiteMapError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var path: String
-    public var expected: String
-    public var found: String
-
-    public init(path: String, expected: String, found: String) {
-        self.path = path
-        self.expected = expected
-        self.found = found
-    }
-
-    public var description: String {
-        "\(path.isEmpty ? "map" : path): expected \(expected), found \(found)"
-    }
-}
+/// Why a site map was refused (BeaconKit's JSON-path error, shared with scenarios).
+public typealias SiteMapError = DocumentFieldError
 
 extension SiteMap {
     /// Bounds that keep an untrusted map from exhausting memory or time: routing is quadratic in

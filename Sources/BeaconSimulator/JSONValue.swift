@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// A parsed JSON document, kept as plain values so that scenario validation can walk it and name
@@ -33,22 +34,8 @@ public indirect enum JSONValue: Sendable, Hashable, Decodable {
     }
 }
 
-/// A scenario that cannot be used: which field (as a JSON path), what was expected, what was found.
-public struct ScenarioError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var path: String
-    public var expected: String
-    public var found: String
-
-    public init(path: String, expected: String, found: String) {
-        self.path = path
-        self.expected = expected
-        self.found = found
-    }
-
-    public var description: String {
-        "\(path.isEmpty ? "(document)" : path): expected \(expected), found \(found)"
-    }
-}
+/// A scenario that cannot be used (BeaconKit's JSON-path error, shared with site maps).
+public typealias ScenarioError = DocumentFieldError
 
 /// A position inside a JSON document, with typed accessors that throw `ScenarioError`s naming
 /// the path. Unknown keys are refused too, because a misspelt optional key would otherwise be

@@ -101,6 +101,9 @@ public struct LocatedFrame: Sendable, Hashable {
         var position = 0
         var events = 0
         let count = buffer.count
+        // One slot for the whole run, not one per event: the loop stays as tight as it was
+        // before broken reports were collected (BENCHMARKS.md, codec).
+        var firstMalformed: DecodeError?
         while position < count {
             guard buffer[position] == Number.h4Event else {
                 throw DecodeFailure.value("H4 packet type", at: position, expected: "0x04 (HCI event)", found: buffer[position])
@@ -117,9 +120,8 @@ public struct LocatedFrame: Sendable, Hashable {
             guard buffer[position &+ 1] == Number.leMeta else {
                 throw DecodeFailure.eventCode(at: position &+ 1, found: buffer[position &+ 1])
             }
-            var firstMalformed: DecodeError?
             try scanParameters(buffer, from: position &+ 3, to: end, malformedReport: { if firstMalformed == nil { firstMalformed = $0 } }, body)
-            if let firstMalformed { throw firstMalformed }
+            if let malformed = firstMalformed { throw malformed }
             position = end
             events &+= 1
         }

@@ -44,10 +44,14 @@ struct LocateSightingInput {
                     }
                     while !Task.isCancelled, let chunk = try handle.read(upToCount: 64 << 10), !chunk.isEmpty {
                         buffer.append(chunk)
-                        while let newline = buffer.firstIndex(of: 0x0A) {
-                            try decode(buffer[buffer.startIndex..<newline])
-                            buffer.removeSubrange(buffer.startIndex...newline)
+                        // Lines are cut by index and the buffer shortened once per chunk, so a
+                        // chunk of many short lines is not moved once per line.
+                        var lineStart = buffer.startIndex
+                        while let newline = buffer[lineStart...].firstIndex(of: 0x0A) {
+                            try decode(buffer[lineStart..<newline])
+                            lineStart = newline + 1
                         }
+                        buffer.removeSubrange(buffer.startIndex..<lineStart)
                         if buffer.count > Self.maximumLineBytes {
                             throw ValidationError("\(name):\(number + 1): expected a sighting of at most \(Self.maximumLineBytes) bytes, found a longer line")
                         }

@@ -70,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.demo = demo
         if let instance { options.instanceName = instance }
         options.adminToken = ProcessInfo.processInfo.environment["PROXIMA_ADMIN_TOKEN"]
-        options.exitAfter = exitRule.fixedDelay
+        options.exitRule = exitRule.rule
         options.batchesPerSecond = rateLimit
         options.gatewayBeaconLimit = gatewayBeaconLimit
         options.sightingTimeWindow.past = sightingMaxAge

@@ -56,7 +56,7 @@ struct UnitTests {
             Sighting(time: time, receiver: "g", address: BluetoothAddress(rawValue: 1), rssi: -59,
                      frame: .iBeacon(IBeaconFrame(identity: identity, measuredPower: MeasuredPower(-59))))
         }
-        var monitor = GatewayMonitor(exitAfter: 5)
+        var monitor = GatewayMonitor(settings: GatewaySettings(exitRule: .fixedDelay(seconds: 5)))
         let first = monitor.apply([sighting(1), sighting(2)])
         #expect(first.changes.map(\.transition) == [.enter])
         #expect(first.readings.first?.proximity == "near")

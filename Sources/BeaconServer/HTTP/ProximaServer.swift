@@ -28,7 +28,7 @@ public final class ProximaServer: Sendable {
         self.configuration = configuration
         self.metrics = ServerMetrics()
         self.ingestion = IngestService(store: store, instance: configuration.instanceName,
-                                       settings: GatewaySettings(exitAfter: configuration.exitAfter, beaconLimit: configuration.gatewayBeaconLimit),
+                                       settings: GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit),
                                        window: configuration.sightingTimeWindow, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
         self.logger = logger

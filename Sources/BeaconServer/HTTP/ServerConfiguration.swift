@@ -1,3 +1,4 @@
+import BeaconKit
 /// Limits and identity of one server instance.
 public struct ServerConfiguration: Sendable {
     /// Names this instance in checkpoints and logs (two instances can share one database).
@@ -7,8 +8,8 @@ public struct ServerConfiguration: Sendable {
     /// Batches per second per gateway, and the burst allowed above it.
     public var batchesPerSecond: Double = 200
     public var batchBurst: Double = 400
-    /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
-    public var exitAfter: Double?
+    /// When each gateway's silent beacons exit.
+    public var exitRule: ExitRule = .default
     /// The most beacons each gateway's engine keeps (see ``GatewaySettings/beaconLimit``).
     public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
     /// How far sighting times may be from this server's clock.

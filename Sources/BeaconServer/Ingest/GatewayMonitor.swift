@@ -39,10 +39,6 @@ public struct GatewayMonitor: Sendable {
         self.recentSequences = RecentSequences()
     }
 
-    public init(exitAfter: Double?) {
-        self.init(settings: GatewaySettings(exitAfter: exitAfter))
-    }
-
     /// A monitor continuing from a saved header and the gateway's saved beacon records.
     public init(settings: GatewaySettings, header: GatewayCheckpointHeader, beacons: [EngineCheckpoint.Beacon]) throws(CheckpointError) {
         self.settings = settings
@@ -113,8 +109,8 @@ public struct GatewayMonitor: Sendable {
 
 /// How the server runs each gateway's engine.
 public struct GatewaySettings: Sendable, Hashable {
-    /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
-    public var exitAfter: Double?
+    /// When a silent beacon exits.
+    public var exitRule: ExitRule
     /// The most beacons one gateway's engine keeps (see ``BeaconRetention/limit``). At about
     /// 150 bytes a beacon in memory and 400 bytes a row in the database, 10,000 is 1.5 MB and
     /// 4 MB per gateway.
@@ -122,13 +118,13 @@ public struct GatewaySettings: Sendable, Hashable {
 
     public static let defaultBeaconLimit = 10_000
 
-    public init(exitAfter: Double? = nil, beaconLimit: Int = Self.defaultBeaconLimit) {
-        self.exitAfter = exitAfter
+    public init(exitRule: ExitRule = .default, beaconLimit: Int = Self.defaultBeaconLimit) {
+        self.exitRule = exitRule
         self.beaconLimit = max(1, beaconLimit)
     }
 
     var engineConfiguration: EngineConfiguration {
-        EngineConfiguration(exitRule: exitAfter.map { .fixedDelay(seconds: $0) } ?? .default)
+        EngineConfiguration(exitRule: exitRule)
     }
 
     func makeEngine(_ engine: BeaconEngine) -> BeaconEngine {

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 import Hummingbird
 import Logging
@@ -15,8 +16,8 @@ public enum ServeRunner {
         public var instanceName = ProcessInfo.processInfo.hostName + ":\(ProcessInfo.processInfo.processIdentifier)"
         /// Registers this secret as an admin token when given (e.g. from PROXIMA_ADMIN_TOKEN).
         public var adminToken: String?
-        /// A fixed exit delay in seconds, or nil for the engine's adaptive exit rule.
-        public var exitAfter: Double?
+        /// When each gateway's silent beacons exit.
+        public var exitRule: ExitRule = .default
         public var batchesPerSecond: Double = 200
         public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
         public var sightingTimeWindow = SightingTimeWindow.default
@@ -39,7 +40,7 @@ public enum ServeRunner {
                              announce: @escaping @Sendable (String) -> Void) async throws -> (ServiceGroup, ProximaServer) {
         let database = try await ProximaDatabase.connect(options.database, logger: logger)
         var configuration = ServerConfiguration(instanceName: options.instanceName)
-        configuration.exitAfter = options.exitAfter
+        configuration.exitRule = options.exitRule
         configuration.batchesPerSecond = options.batchesPerSecond
         configuration.gatewayBeaconLimit = options.gatewayBeaconLimit
         configuration.sightingTimeWindow = options.sightingTimeWindow

@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator", "BeaconGateway",
+                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [
-                "BeaconServer", "BeaconKit", "BeaconTesting", "BeaconSimulator",
+                "BeaconServer", "BeaconKit", "BeaconTesting", "BeaconSimulator", "BeaconLocate",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -133,7 +133,7 @@ struct APITests {
             headers[.accept] = "application/json"
             try await client.execute(uri: "/v1/events?after=0", method: .get, headers: headers) { response in
                 let events = try response.json([StoredEvent].self)
-                #expect(events.map(\.event.time) == [900])
+                #expect(events.map(\.time) == [900])
             }
         }
     }

@@ -105,7 +105,7 @@ struct EndToEndTests {
                 text.removeSubrange(..<end.upperBound)
                 guard let dataLine = block.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
                 let event = try JSONDecoder().decode(StoredEvent.self, from: Data(dataLine.dropFirst(6).utf8))
-                received.append(Transition(minor: event.event.region.minor ?? 0, kind: event.event.kindName, time: event.event.time))
+                received.append(Transition(minor: event.event?.region.minor ?? 0, kind: event.kindName, time: event.time))
                 labels.append(event.label)
             }
             if received.count >= expected.count { break }
@@ -186,7 +186,7 @@ struct EndToEndTests {
             for batch in batches(for: index) { expected += monitor.apply(batch.sightings).changes }
             let got = stored.filter { $0.gatewayID == gateway.gateway.id }
             #expect(got.count == expected.count, "gateway \(index)")
-            #expect(got.map { "\($0.event.kindName) \($0.event.region.minor ?? 0) \($0.event.time)" } == expected.map { "\($0.transition) \($0.identity.minor) \($0.time)" })
+            #expect(got.map { "\($0.kindName) \($0.event?.region.minor ?? 0) \($0.time)" } == expected.map { "\($0.transition) \($0.identity.minor) \($0.time)" })
         }
         #expect(Set(stored.map(\.id)).count == stored.count)
 

@@ -238,7 +238,7 @@ struct StoreTests {
             let a = IngestService(store: store, instance: "a", clock: { 100 })
             let b = IngestService(store: store, instance: "b", clock: { 100 })
             let first = try await a.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]))
-            #expect(first.events.map(\.event.kindName) == ["enter"])
+            #expect(first.events.map(\.kindName) == ["enter"])
             #expect(first.events.first?.label == "Bloomington Office – Conference Room: Mordor")
             #expect(first.events.first?.siteID == office.site.id)
             let retry = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 0, sightings: [sighting(1), sighting(2)]))
@@ -246,13 +246,13 @@ struct StoreTests {
             // A beacon heard again after the timeout exits and re-enters; the checkpoint was
             // written by instance a and continued by b.
             let later = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(30)]))
-            #expect(later.events.map(\.event.kindName) == ["exit", "enter"])
+            #expect(later.events.map(\.kindName) == ["exit", "enter"])
             // The adaptive exit rule: one gap of 1 s gives m = v = 1 s, so the timeout is
             // m + 14·v = 15 s after the last sighting at 2.
-            #expect(later.events.first?.event.time == 17)
+            #expect(later.events.first?.time == 17)
             #expect(try await store.checkpoint(gatewayID: gateway.id)?.updatedBy == "b")
             let stored = try await store.events(after: 0)
-            #expect(stored.map(\.event.kindName) == ["enter", "exit", "enter"])
+            #expect(stored.map(\.kindName) == ["enter", "exit", "enter"])
             #expect(try await store.events(after: 0, filter: EventFilter(siteID: office.site.id + 1)).isEmpty)
             let ranging = try await store.rangingState(gatewayID: gateway.id)
             #expect(ranging.count == 1)

@@ -61,7 +61,7 @@ struct WebhookTests {
         #expect(delivered.signature != WebhookDispatcher.signature(body: delivered.body, secret: "another-secret-entirely"))
         struct Delivery: Decodable { var events: [StoredEvent] }
         let events = try JSONDecoder().decode(Delivery.self, from: Data(delivered.body)).events
-        #expect(events.map(\.event.kindName) == ["enter"])
+        #expect(events.map(\.kindName) == ["enter"])
         #expect(events.first?.label == "Bloomington Office – Conference Room: Mordor")
     }
 

@@ -106,5 +106,6 @@ enum Migrations {
                 """,
             ]
         },
+        PositionMigrations.siteMaps,
     ]
 }

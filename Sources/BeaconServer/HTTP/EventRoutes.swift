@@ -92,7 +92,7 @@ extension ProximaServer {
                 var text = ""
                 for event in events {
                     let data = try Self.encoder.encode(event)
-                    text += "id: \(event.id)\nevent: \(event.event.kindName)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+                    text += "id: \(event.id)\nevent: \(event.kindName)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
                 }
                 try await writer.write(ByteBuffer(string: text))
                 idleRounds = 0

@@ -54,7 +54,7 @@ extension ProximaServer {
             Task { await webhooks.deliver(events) }
             for event in events {
                 logger.info("region event", metadata: [
-                    "kind": "\(event.event.kindName)", "label": "\(event.label)", "gateway": "\(event.gatewayID)", "time": "\(event.event.time)",
+                    "kind": "\(event.kindName)", "label": "\(event.label)", "gateway": "\(event.gatewayID)", "time": "\(event.time)",
                 ])
             }
         }

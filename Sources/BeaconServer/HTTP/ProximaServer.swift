@@ -29,7 +29,8 @@ public final class ProximaServer: Sendable {
         self.metrics = ServerMetrics()
         self.ingestion = IngestService(store: store, instance: configuration.instanceName,
                                        settings: GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit),
-                                       window: configuration.sightingTimeWindow, clock: clock)
+                                       window: configuration.sightingTimeWindow,
+                                       positions: PositionTracking(configuration: configuration.tracking), clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
         self.logger = logger
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -73,6 +74,7 @@ public final class ProximaServer: Sendable {
         addRegistryRoutes(to: router)
         addIngestRoutes(to: router)
         addEventRoutes(to: router)
+        addPositionRoutes(to: router)
         return router
     }
 

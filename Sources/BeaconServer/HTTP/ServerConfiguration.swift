@@ -24,6 +24,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// Largest request head in bytes; a larger one is answered 431 and the connection closed.
     public var maxHeaderBytes = 16 * 1024
+    /// Positions and rooms per site: cycle, subject cap, calibration interval, room presence.
+    public var tracking = SiteTracker.Configuration()
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

@@ -31,6 +31,8 @@ public final class IngestService: Sendable {
     public let store: Store
     public let settings: GatewaySettings
     public let window: SightingTimeWindow
+    /// Positions and rooms per site, fed every accepted batch (Positions/).
+    public let positions: PositionTracking
     let instance: String
     let clock: @Sendable () -> Double
     private let cache = Mutex<[String: Cached]>([:])
@@ -43,12 +45,13 @@ public final class IngestService: Sendable {
     }
 
     public init(store: Store, instance: String, settings: GatewaySettings = GatewaySettings(),
-                window: SightingTimeWindow = .default,
+                window: SightingTimeWindow = .default, positions: PositionTracking = PositionTracking(),
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
         self.instance = instance
         self.settings = settings
         self.window = window
+        self.positions = positions
         self.clock = clock
     }
 
@@ -68,7 +71,8 @@ public final class IngestService: Sendable {
             if outcome.duplicate {
                 return (IngestResult(accepted: 0, duplicate: true, events: []), Cached(version: version.number, monitor: monitor))
             }
-            let events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, now: now, db: db)
+            var events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, now: now, db: db)
+            events += try await self.positions.step(gatewayID: gatewayID, sightings: batch.sightings, now: now, db: db)
             try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
             let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
             try await self.storeHeader(monitor.header, version: version.number + 1, sequence: batch.sequence, gatewayID: gatewayID, now: now, db: db)

@@ -1,0 +1,73 @@
+import BeaconKit
+import BeaconLocate
+import Foundation
+import SQLKit
+import Synchronization
+
+/// The server's side of positions: one ``SiteTracker`` per site that has a map, fed each
+/// accepted batch of the site's gateways inside the batch's transaction, so room changes are
+/// stored with the batch's region events and reach the same feeds.
+///
+/// Trackers live in this instance's memory. A new map (a higher version in `site_maps`) starts
+/// the site's tracker afresh; so does a restart. With several instances, send all of a site's
+/// gateways to one instance (positions need every gateway's view of a subject): each instance
+/// answers `GET /v1/positions` from what it ingested, while room events are stored for all.
+public final class PositionTracking: Sendable {
+    public let configuration: SiteTracker.Configuration
+    private let state = Mutex(State())
+
+    private struct State: Sendable {
+        var trackers: [Int: (version: Int, tracker: SiteTracker)] = [:]
+        /// Gateways cannot move between sites or be renamed, so their place is read once.
+        var gateways: [String: Place] = [:]
+    }
+
+    struct Place: Sendable {
+        var name: String
+        var siteID: Int?
+    }
+
+    public init(configuration: SiteTracker.Configuration = SiteTracker.Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Runs a batch through its site's tracker and stores the room changes it caused.
+    func step(gatewayID: String, sightings: [Sighting], now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
+        guard !sightings.isEmpty, let place = try await place(of: gatewayID, db: db), let siteID = place.siteID else { return [] }
+        guard let version = try await Store.siteMapVersion(siteID: siteID, db: db) else {
+            state.withLock { _ = $0.trackers.removeValue(forKey: siteID) }
+            return []
+        }
+        if state.withLock({ $0.trackers[siteID]?.version }) != version, let stored = try await Store.siteMap(siteID: siteID, db: db) {
+            let fresh = SiteTracker(map: stored.map, configuration: configuration)
+            state.withLock { state in
+                if (state.trackers[siteID]?.version ?? -1) < stored.version { state.trackers[siteID] = (stored.version, fresh) }
+            }
+        }
+        let changes = state.withLock { state in state.trackers[siteID]?.tracker.receive(sightings, gateway: place.name) ?? [] }
+        guard !changes.isEmpty else { return [] }
+        return try await Store.storeRoomChanges(changes, siteID: siteID, gatewayID: gatewayID, now: now, db: db)
+    }
+
+    private func place(of gatewayID: String, db: any SQLDatabase) async throws -> Place? {
+        if let known = state.withLock({ $0.gateways[gatewayID] }) { return known }
+        guard let row = try await db.raw("SELECT name, site_id FROM gateways WHERE id = \(bind: gatewayID)").first() else { return nil }
+        let place = Place(name: try row.string("name"), siteID: try row.optionalInt("site_id"))
+        state.withLock { state in
+            if state.gateways.count >= 100_000 { state.gateways.removeAll() }
+            state.gateways[gatewayID] = place
+        }
+        return place
+    }
+
+    /// A copy of the site's tracker (copy-on-write: cheap until the next batch), nil before the
+    /// site's first batch since its map was set.
+    public func tracker(siteID: Int) -> SiteTracker? {
+        state.withLock { $0.trackers[siteID]?.tracker }
+    }
+
+    /// Forgets the site's tracker (its map changed); the next batch starts a new one.
+    func reset(siteID: Int) {
+        state.withLock { _ = $0.trackers.removeValue(forKey: siteID) }
+    }
+}

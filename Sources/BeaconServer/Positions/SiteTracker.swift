@@ -1,0 +1,322 @@
+import BeaconKit
+import BeaconLocate
+import DequeModule
+import Foundation
+
+/// One site's positions, rooms and calibration, as a value driven only by the sightings' own
+/// times: the per-batch work that spans all of a site's gateways (``GatewayMonitor`` is per
+/// gateway). ``PositionTracking`` owns one per site and feeds it each accepted batch.
+///
+/// A gateway is tied to the map by name: the gateway registered as `pi-west` is the map's
+/// receiver `pi-west`.
+/// - A map receiver with a position is a fixed gateway: what it hears of the map's fixed beacons
+///   calibrates the site (exponent, beacon powers, receiver gains), and the other iBeacons it
+///   hears are carried beacons, located from the positions of the gateways that hear them
+///   (the gateways are the anchors).
+/// - A map receiver with only a room places carried beacons in rooms but not on the plan.
+/// - A gateway of the site that is not among the map's receivers is a phone: it is located from
+///   the fixed beacons it hears (the beacons are the anchors), and put in rooms by them.
+///
+/// Per cycle (one second of the gateways' clock) each subject's readings are averaged per anchor
+/// and located by robust trilateration. Room presence (BeaconLocate's ``RoomPresence``, one
+/// machine per subject) runs on every packet. Work per batch is proportional to the batch and
+/// to the subjects that fell silent lately, never to everything heard before; at most
+/// ``Configuration/maximumSubjects`` subjects are kept, the stalest evicted first.
+public struct SiteTracker: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        public var cycle: Double
+        public var maximumSubjects: Int
+        /// Seconds of gateway time between refits of the calibration.
+        public var calibrationInterval: Double
+        public var presence: RoomPresence.Configuration
+
+        public static let defaultMaximumSubjects = 10_000
+
+        public init(cycle: Double = 1, maximumSubjects: Int = Self.defaultMaximumSubjects, calibrationInterval: Double = 30,
+                    presence: RoomPresence.Configuration = RoomPresence.Configuration()) {
+            self.cycle = max(0.1, cycle)
+            self.maximumSubjects = max(1, maximumSubjects)
+            self.calibrationInterval = max(1, calibrationInterval)
+            self.presence = presence
+        }
+    }
+
+    /// Carried beacons are located with every anchor at this reference power; each reading is
+    /// shifted by the difference between the beacon's advertised power and it.
+    static let referencePower = -59.0
+
+    struct Subject: Sendable {
+        var presence: RoomPresence
+        var lastHeard: Double
+        var lastCycle: Int
+        var power: Double
+        var fix: Fix?
+        var fixTime: Double?
+        var anchors = 0
+    }
+
+    public let map: SiteMap
+    public let configuration: Configuration
+    public private(set) var calibration: SiteCalibration?
+    /// Gateway time of the latest fit, nil before the first.
+    public private(set) var calibratedAt: Double?
+    public private(set) var model: PathLossModel
+    private var calibrator: SiteCalibrator
+    private let baseModel: PathLossModel
+    private var beaconLocator: RobustTrilateration
+    private var receiverLocator: RobustTrilateration
+    /// Receiver name → index among the positioned receivers (the carried beacons' anchors).
+    private let positionedReceivers: [String: Int]
+    private let receiverNames: Set<String>
+    private let fixedBeacons: [BeaconIdentity: Int]
+    private let beaconRoomPresence: RoomPresence
+    private let phoneRoomPresence: RoomPresence
+    private var subjects: [TrackedSubject: Subject] = [:]
+    private var pending: [TrackedSubject: [Int: (sum: Double, count: Int)]] = [:]
+    /// (beacon index, receiver index) → RSSI sum and count in the open cycle.
+    private var pendingLinks: [Int: [Int: (sum: Double, count: Int)]] = [:]
+    private var heard: Deque<(subject: TrackedSubject, cycle: Int)> = []
+    private var fading: Set<TrackedSubject> = []
+    private var openCycle: Int?
+    private var lastFitCycle: Int?
+    public private(set) var evictedSubjects = 0
+
+    public init(map: SiteMap, configuration: Configuration = Configuration()) {
+        self.map = map
+        self.configuration = configuration
+        let baseModel = PathLossModel()
+        self.baseModel = baseModel
+        self.model = baseModel
+        var powers: [String: Double] = [:]
+        for beacon in map.beacons { powers[beacon.id] = beacon.measuredPower }
+        calibrator = SiteCalibrator(priorPower: powers, defaultPower: baseModel.defaultPower)
+        var positioned: [String: Int] = [:]
+        var anchorMap = SiteMap(name: map.name, width: map.width, height: map.height)
+        for receiver in map.receivers {
+            guard let position = receiver.position else { continue }
+            positioned[receiver.name] = anchorMap.beacons.count
+            anchorMap.beacons.append(MappedBeacon(id: receiver.name, position: position, measuredPower: Self.referencePower))
+        }
+        positionedReceivers = positioned
+        receiverNames = Set(map.receivers.map(\.name))
+        var fixed: [BeaconIdentity: Int] = [:]
+        for (index, beacon) in map.beacons.enumerated() {
+            if let identity = beacon.identity, fixed[identity] == nil { fixed[identity] = index }
+        }
+        fixedBeacons = fixed
+        beaconRoomPresence = RoomPresence(map: map, configuration: configuration.presence)
+        var beaconRooms: [String: String] = [:]
+        for beacon in map.beacons { beaconRooms[beacon.id] = map.room(at: beacon.position)?.name }
+        phoneRoomPresence = RoomPresence(receiverRooms: beaconRooms, configuration: configuration.presence)
+        self.anchorMap = anchorMap
+        beaconLocator = RobustTrilateration(anchors: AnchorSet(map: map, model: baseModel))
+        receiverLocator = RobustTrilateration(anchors: AnchorSet(map: anchorMap, model: PathLossModel(exponent: baseModel.exponent)))
+    }
+
+    private let anchorMap: SiteMap
+
+    public var subjectCount: Int { subjects.count }
+
+    /// Feeds one gateway's accepted batch, in time order; returns the room changes it caused.
+    public mutating func receive(_ sightings: [Sighting], gateway: String) -> [SubjectRoomChange] {
+        var changes: [SubjectRoomChange] = []
+        for sighting in sightings.sorted(by: { $0.time < $1.time }) {
+            changes += advance(to: sighting.time)
+            guard let rssi = sighting.rssi, let frame = sighting.frame.iBeacon, let cycle = openCycle else { continue }
+            let value = Double(rssi)
+            if let beacon = fixedBeacons[frame.identity] {
+                if let receiver = positionedReceivers[gateway] {
+                    pendingLinks[beacon, default: [:]][receiver, default: (0, 0)].sum += value
+                    pendingLinks[beacon]![receiver]!.count += 1
+                } else if !receiverNames.contains(gateway) {
+                    let mapped = map.beacons[beacon]
+                    let shift = model.power(of: mapped) - Self.referencePower
+                    changes += hear(.phone(gateway), anchor: beacon, presenceReceiver: mapped.id, rssi: value, corrected: value - shift,
+                                    power: Self.referencePower, at: sighting.time, cycle: cycle)
+                }
+            } else if receiverNames.contains(gateway) {
+                let power = frame.measuredPower.isUsableForDistance ? Double(frame.measuredPower.dBm) : baseModel.defaultPower
+                let corrected = value - model.gain(of: gateway)
+                changes += hear(.beacon(frame.identity), anchor: positionedReceivers[gateway], presenceReceiver: gateway, rssi: value,
+                                corrected: corrected, power: power, at: sighting.time, cycle: cycle)
+            }
+        }
+        return changes
+    }
+
+    /// One packet of a subject. `rssi` is the raw reading (for the anchor sums, corrected at
+    /// the cycle's end); `corrected` removes the receiver's gain or the beacon's power, so
+    /// rooms compare like with like.
+    private mutating func hear(_ subject: TrackedSubject, anchor: Int?, presenceReceiver: String, rssi: Double, corrected: Double,
+                               power: Double, at time: Double, cycle: Int) -> [SubjectRoomChange] {
+        var changes: [SubjectRoomChange] = []
+        if subjects[subject] == nil {
+            if subjects.count >= configuration.maximumSubjects { changes += evictStalest() }
+            let presence = if case .phone = subject { phoneRoomPresence } else { beaconRoomPresence }
+            subjects[subject] = Subject(presence: presence, lastHeard: time, lastCycle: cycle - 1, power: power)
+        }
+        var state = subjects.removeValue(forKey: subject)!
+        // Packets from another gateway's batch may be older than this subject's latest: room
+        // presence sees time move forward only.
+        let time = max(time, state.lastHeard)
+        state.lastHeard = time
+        state.power = power
+        if state.lastCycle != cycle {
+            state.lastCycle = cycle
+            heard.append((subject, cycle))
+        }
+        changes += state.presence.observe(subject: "", receiver: presenceReceiver, rssi: corrected, at: time)
+            .map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
+        subjects[subject] = state
+        if let anchor {
+            pending[subject, default: [:]][anchor, default: (0, 0)].sum += rssi
+            pending[subject]![anchor]!.count += 1
+        }
+        return changes
+    }
+
+    /// Moves the site's clock: closes every cycle that ended by `time`. Gateways' batches
+    /// interleave, so a sighting older than the open cycle is counted in it.
+    public mutating func advance(to time: Double) -> [SubjectRoomChange] {
+        guard time.isFinite else { return [] }
+        let cycle = Int((time / configuration.cycle).rounded(.down))
+        guard let open = openCycle else {
+            openCycle = cycle
+            return []
+        }
+        guard cycle > open else { return [] }
+        let changes = closeCycle(open, end: Double(cycle) * configuration.cycle)
+        openCycle = cycle
+        return changes
+    }
+
+    private mutating func closeCycle(_ cycle: Int, end: Double) -> [SubjectRoomChange] {
+        locatePending(at: Double(cycle + 1) * configuration.cycle)
+        calibrate(cycle: cycle)
+        return sweepSilent(cycle: cycle, end: end)
+    }
+
+    private mutating func locatePending(at time: Double) {
+        let work = pending
+        pending = [:]
+        for (subject, sums) in work {
+            guard var state = subjects[subject] else { continue }
+            let fix: Fix?
+            switch subject {
+            case .phone:
+                let readings = sums.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count) - model.gain(of: subject.name)) }
+                fix = beaconLocator.locate(readings.sorted { $0.beacon < $1.beacon })
+            case .beacon:
+                let shift = state.power - Self.referencePower
+                let readings = sums.map { entry in
+                    Reading(beacon: entry.key, rssi: entry.value.sum / Double(entry.value.count) - model.gain(of: anchorMap.beacons[entry.key].id) - shift)
+                }
+                fix = receiverLocator.locate(readings.sorted { $0.beacon < $1.beacon })
+            }
+            if let fix {
+                state.fix = fix
+                state.fixTime = time
+                state.anchors = sums.count
+                subjects[subject] = state
+            }
+        }
+    }
+
+    /// Adds the cycle's link means to the calibrator (corrected for the walls between, which
+    /// the fit does not model) and refits every `calibrationInterval` seconds.
+    private mutating func calibrate(cycle: Int) {
+        guard !pendingLinks.isEmpty else { return }
+        for (beaconIndex, receivers) in pendingLinks {
+            let beacon = map.beacons[beaconIndex]
+            for (receiverIndex, sums) in receivers {
+                let receiver = anchorMap.beacons[receiverIndex]
+                let horizontal = beacon.position.distance(to: receiver.position)
+                let slant = (horizontal * horizontal + model.heightOffset * model.heightOffset).squareRoot()
+                let walls = map.wallLoss(from: beacon.position, to: receiver.position)
+                calibrator.add(beacon: beacon.id, receiver: receiver.id, distance: slant, rssi: sums.sum / Double(sums.count) + walls)
+            }
+        }
+        pendingLinks = [:]
+        let interval = Int((configuration.calibrationInterval / configuration.cycle).rounded(.up))
+        if let last = lastFitCycle, cycle - last < interval { return }
+        lastFitCycle = cycle
+        guard let fitted = calibrator.fit() else { return }
+        calibration = fitted
+        calibratedAt = Double(cycle + 1) * configuration.cycle
+        model = fitted.applied(to: baseModel)
+        beaconLocator = RobustTrilateration(anchors: AnchorSet(map: map, model: model))
+        receiverLocator = RobustTrilateration(anchors: AnchorSet(map: anchorMap, model: PathLossModel(exponent: model.exponent)))
+    }
+
+    /// Subjects unheard for the shortest absence leave the queue of recent hearings for the
+    /// fading set; each cycle the fading subjects' rooms are advanced (exits after silence),
+    /// until they are heard again or every link has run out.
+    private mutating func sweepSilent(cycle: Int, end: Double) -> [SubjectRoomChange] {
+        let quiet = Int((configuration.presence.absence.lowerBound / configuration.cycle).rounded(.down))
+        while let first = heard.first, first.cycle <= cycle - quiet {
+            heard.removeFirst()
+            if subjects[first.subject]?.lastCycle == first.cycle { fading.insert(first.subject) }
+        }
+        var changes: [SubjectRoomChange] = []
+        for subject in fading.sorted() {
+            guard var state = subjects[subject], state.lastCycle <= cycle - quiet else {
+                fading.remove(subject)
+                continue
+            }
+            changes += state.presence.advance(to: end).map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
+            if state.presence.room(of: "") == nil && end - state.lastHeard > configuration.presence.absence.upperBound {
+                fading.remove(subject)
+            }
+            subjects[subject] = state
+        }
+        return changes
+    }
+
+    /// Drops the stalest tenth of the subjects (at least one), with an exit for each that was
+    /// in a room: an evicted subject must not stay present for ever on the feed.
+    private mutating func evictStalest() -> [SubjectRoomChange] {
+        let count = max(1, subjects.count / 10)
+        let stalest = subjects.sorted { ($0.value.lastHeard, $0.key) < ($1.value.lastHeard, $1.key) }.prefix(count)
+        var changes: [SubjectRoomChange] = []
+        for (subject, state) in stalest {
+            if let room = state.presence.room(of: "") {
+                changes.append(SubjectRoomChange(subject: subject, room: room, kind: .exit, time: max(state.lastHeard, lastTime)))
+            }
+            subjects[subject] = nil
+            pending[subject] = nil
+            fading.remove(subject)
+        }
+        evictedSubjects += count
+        return changes
+    }
+
+    private var lastTime: Double { Double(openCycle ?? 0) * configuration.cycle }
+
+    /// Everything known of every subject, beacons first, then phones, each by name.
+    public var positions: [SubjectPosition] {
+        subjects.sorted { $0.key < $1.key }.map { Self.describe($0.key, $0.value) }
+    }
+
+    /// The subject with this name (`UUID:major:minor` or a phone's gateway name).
+    public func position(of name: String) -> SubjectPosition? {
+        let subject: TrackedSubject = if let identity = Self.identity(name) { .beacon(identity) } else { .phone(name) }
+        return subjects[subject].map { Self.describe(subject, $0) }
+    }
+
+    private static func describe(_ subject: TrackedSubject, _ state: Subject) -> SubjectPosition {
+        var identity: BeaconIdentity?
+        if case .beacon(let beacon) = subject { identity = beacon }
+        return SubjectPosition(subject: subject.name, kind: subject.kind, uuid: identity?.uuid, major: identity?.major, minor: identity?.minor,
+                               x: state.fix?.position.x, y: state.fix?.position.y, uncertainty: state.fix?.uncertainty,
+                               method: state.fix?.method.rawValue, fixTime: state.fixTime, room: state.presence.room(of: ""),
+                               lastHeard: state.lastHeard, anchors: state.anchors)
+    }
+
+    static func identity(_ name: String) -> BeaconIdentity? {
+        let parts = name.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, let uuid = UUID(uuidString: String(parts[0])), let major = UInt16(parts[1]), let minor = UInt16(parts[2]) else {
+            return nil
+        }
+        return BeaconIdentity(uuid: uuid, major: major, minor: minor)
+    }
+}

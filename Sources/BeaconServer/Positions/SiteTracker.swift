@@ -19,7 +19,7 @@ import Foundation
 ///
 /// Per cycle (one second of the gateways' clock) each subject's readings are averaged per anchor
 /// and located by robust trilateration. Room presence (BeaconLocate's ``RoomPresence``, one
-/// machine per subject) runs on every packet. Work per batch is proportional to the batch and
+/// machine per subject) takes each receiver's mean of the cycle. Work per batch is proportional to the batch and
 /// to the subjects that fell silent lately, never to everything heard before; at most
 /// ``Configuration/maximumSubjects`` subjects are kept, the stalest evicted first.
 public struct SiteTracker: Sendable {
@@ -73,6 +73,8 @@ public struct SiteTracker: Sendable {
     private let phoneRoomPresence: RoomPresence
     private var subjects: [TrackedSubject: Subject] = [:]
     private var pending: [TrackedSubject: [Int: (sum: Double, count: Int)]] = [:]
+    /// Subject → presence receiver (gateway, or fixed beacon for a phone) → corrected RSSI sums.
+    private var pendingPresence: [TrackedSubject: [String: (sum: Double, count: Int)]] = [:]
     /// (beacon index, receiver index) → RSSI sum and count in the open cycle.
     private var pendingLinks: [Int: [Int: (sum: Double, count: Int)]] = [:]
     private var heard: Deque<(subject: TrackedSubject, cycle: Int)> = []
@@ -165,9 +167,9 @@ public struct SiteTracker: Sendable {
             state.lastCycle = cycle
             heard.append((subject, cycle))
         }
-        changes += state.presence.observe(subject: "", receiver: presenceReceiver, rssi: corrected, at: time)
-            .map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
         subjects[subject] = state
+        pendingPresence[subject, default: [:]][presenceReceiver, default: (0, 0)].sum += corrected
+        pendingPresence[subject]![presenceReceiver]!.count += 1
         if let anchor {
             pending[subject, default: [:]][anchor, default: (0, 0)].sum += rssi
             pending[subject]![anchor]!.count += 1
@@ -191,9 +193,31 @@ public struct SiteTracker: Sendable {
     }
 
     private mutating func closeCycle(_ cycle: Int, end: Double) -> [SubjectRoomChange] {
-        locatePending(at: Double(cycle + 1) * configuration.cycle)
+        let cycleEnd = Double(cycle + 1) * configuration.cycle
+        locatePending(at: cycleEnd)
         calibrate(cycle: cycle)
-        return sweepSilent(cycle: cycle, end: end)
+        return decideRooms(at: cycleEnd) + sweepSilent(cycle: cycle, end: end)
+    }
+
+    /// Room presence sees each subject once per cycle: every receiver's mean of the cycle, all
+    /// at the cycle's end, strongest first. Gateways post their batches at different moments,
+    /// so feeding packets as batches arrive would let whichever gateway posted first decide a
+    /// new subject's room; within one cycle the arrival order no longer matters.
+    private mutating func decideRooms(at time: Double) -> [SubjectRoomChange] {
+        let work = pendingPresence
+        pendingPresence = [:]
+        var changes: [SubjectRoomChange] = []
+        for (subject, sums) in work.sorted(by: { $0.key < $1.key }) {
+            guard var state = subjects[subject] else { continue }
+            let levels = sums.map { (receiver: $0.key, level: $0.value.sum / Double($0.value.count)) }
+                .sorted { ($0.level, $1.receiver) > ($1.level, $0.receiver) }
+            for entry in levels {
+                changes += state.presence.observe(subject: "", receiver: entry.receiver, rssi: entry.level, at: time)
+                    .map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
+            }
+            subjects[subject] = state
+        }
+        return changes
     }
 
     private mutating func locatePending(at time: Double) {
@@ -284,6 +308,7 @@ public struct SiteTracker: Sendable {
             }
             subjects[subject] = nil
             pending[subject] = nil
+            pendingPresence[subject] = nil
             fading.remove(subject)
         }
         evictedSubjects += count

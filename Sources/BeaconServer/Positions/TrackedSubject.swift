@@ -61,4 +61,22 @@ public struct SubjectPosition: Sendable, Hashable, Codable {
     public var lastHeard: Double
     /// How many anchors (gateways for a beacon, fixed beacons for a phone) the latest fix used.
     public var anchors: Int
+
+    public init(subject: String, kind: String, uuid: UUID? = nil, major: UInt16? = nil, minor: UInt16? = nil, x: Double? = nil,
+                y: Double? = nil, uncertainty: Double? = nil, method: String? = nil, fixTime: Double? = nil, room: String? = nil,
+                lastHeard: Double, anchors: Int) {
+        self.subject = subject
+        self.kind = kind
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+        self.x = x
+        self.y = y
+        self.uncertainty = uncertainty
+        self.method = method
+        self.fixTime = fixTime
+        self.room = room
+        self.lastHeard = lastHeard
+        self.anchors = anchors
+    }
 }

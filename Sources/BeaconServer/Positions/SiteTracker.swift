@@ -119,6 +119,10 @@ public struct SiteTracker: Sendable {
 
     public var subjectCount: Int { subjects.count }
 
+    /// Entries the per-cycle sweep still walks: recent hearings and subjects fading out. It
+    /// follows the subjects heard in the last quarter minute, not all those ever heard.
+    var backlog: Int { heard.count + fading.count }
+
     /// Feeds one gateway's accepted batch, in time order; returns the room changes it caused.
     public mutating func receive(_ sightings: [Sighting], gateway: String) -> [SubjectRoomChange] {
         var changes: [SubjectRoomChange] = []

@@ -1,0 +1,74 @@
+import BeaconKit
+import BeaconLocate
+@testable import BeaconServer
+import Foundation
+import Testing
+
+/// The per-site tracker on its own: bounded in subjects and in per-cycle work.
+@Suite("Site tracker")
+struct SiteTrackerTests {
+    static func carried(_ index: Int) -> BeaconIdentity {
+        BeaconIdentity(uuid: PositionTests.uuid, major: UInt16(1 + index / 60_000), minor: UInt16(index % 60_000))
+    }
+
+    static func packets(_ identity: BeaconIdentity, at time: Double, near gateway: String) -> [Sighting] {
+        PositionTests.fixedGateways.map { name in
+            PositionTests.sighting(time, name, identity, rssi: name == gateway ? -60 : -85)
+        }
+    }
+
+    @Test func keepsAtMostTheCapEvictingTheStalest() {
+        var tracker = SiteTracker(map: PositionTests.map, configuration: .init(maximumSubjects: 100))
+        var exits = 0
+        for index in 0..<1_000 {
+            let time = 100 + Double(index) * 0.01
+            for gateway in PositionTests.fixedGateways {
+                let changes = tracker.receive(Self.packets(Self.carried(index), at: time, near: "pi-west").filter { $0.receiver == gateway },
+                                              gateway: gateway)
+                exits += changes.filter { $0.kind == .exit }.count
+            }
+        }
+        #expect(tracker.subjectCount <= 100)
+        #expect(tracker.evictedSubjects >= 900)
+        #expect(tracker.position(of: TrackedSubject.beacon(Self.carried(999)).name) != nil)
+        #expect(tracker.position(of: TrackedSubject.beacon(Self.carried(0)).name) == nil)
+        // Subjects evicted while in a room leave it on the feed, never stay present.
+        #expect(exits > 0)
+    }
+
+    @Test func silentSubjectsLeaveThePerCycleWork() {
+        var tracker = SiteTracker(map: PositionTests.map)
+        // 2,000 carried beacons heard for two seconds, then one beacon for a minute.
+        for second in 0..<2 {
+            for index in 0..<2_000 {
+                let time = 100 + Double(second) + Double(index) / 2_000
+                for gateway in PositionTests.fixedGateways {
+                    _ = tracker.receive(Self.packets(Self.carried(index), at: time, near: "pi-east").filter { $0.receiver == gateway }, gateway: gateway)
+                }
+            }
+        }
+        #expect(tracker.backlog >= 2_000)
+        var exits = 0
+        for step in 0..<600 {
+            let time = 102 + Double(step) * 0.1
+            exits += tracker.receive(Self.packets(Self.carried(5_000), at: time, near: "pi-west").filter { $0.receiver == "pi-west" }, gateway: "pi-west")
+                .filter { $0.kind == .exit }.count
+        }
+        // Each of the 2,000 left its room after the silence, and then no longer costs a cycle anything.
+        #expect(exits == 2_000)
+        #expect(tracker.backlog < 20)
+        #expect(tracker.subjectCount == 2_001)
+        #expect(tracker.positions.filter { $0.room != nil }.map(\.subject) == [TrackedSubject.beacon(Self.carried(5_000)).name])
+    }
+
+    @Test func sightingsOutOfOrderAcrossGatewaysAreCountedAndTimeNeverRunsBack() {
+        var tracker = SiteTracker(map: PositionTests.map)
+        let tag = Self.carried(1)
+        _ = tracker.receive([PositionTests.sighting(200, "pi-east", tag, rssi: -60)], gateway: "pi-east")
+        _ = tracker.receive([PositionTests.sighting(150, "pi-west", tag, rssi: -80), PositionTests.sighting(.nan, "pi-west", tag, rssi: -80)],
+                            gateway: "pi-west")
+        let changes = tracker.receive([PositionTests.sighting(201.5, "pi-east", tag, rssi: -60)], gateway: "pi-east")
+        #expect(changes.map(\.room) == ["east"])
+        #expect(tracker.position(of: TrackedSubject.beacon(tag).name)?.lastHeard == 201.5)
+    }
+}

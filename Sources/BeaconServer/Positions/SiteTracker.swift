@@ -82,6 +82,8 @@ public struct SiteTracker: Sendable {
     private var openCycle: Int?
     private var lastFitCycle: Int?
     public private(set) var evictedSubjects = 0
+    /// Fixes made since the tracker started (for benchmarks and operators).
+    public private(set) var fixCount = 0
 
     public init(map: SiteMap, configuration: Configuration = Configuration()) {
         self.map = map
@@ -242,6 +244,7 @@ public struct SiteTracker: Sendable {
                 fix = receiverLocator.locate(readings.sorted { $0.beacon < $1.beacon })
             }
             if let fix {
+                fixCount += 1
                 state.fix = fix
                 state.fixTime = time
                 state.anchors = sums.count

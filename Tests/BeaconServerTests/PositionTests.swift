@@ -254,6 +254,30 @@ struct PositionTests {
         }
     }
 
+    @Test func aNewMapStartsTheSiteAfresh() async throws {
+        try await Self.withSite { site, client in
+            try await site.run(100...103, carried: (site.harness.office.mordor.identity, { _ in Position(x: 6, y: 3) }))
+            let uri = "/v1/positions?site=\(site.siteID)"
+            try await client.execute(uri: uri, method: .get, headers: site.harness.headers(.readOnly)) { response in
+                let reply = try response.json(ProximaServer.PositionsReply.self)
+                #expect(reply.positions.count == 1)
+            }
+            let renamed = Self.mapJSON.replacingOccurrences(of: #""name": "west""#, with: #""name": "west wing""#)
+            try await client.execute(uri: "/v1/sites/\(site.siteID)/map", method: .put, headers: site.harness.headers(.admin),
+                                     body: ByteBuffer(string: renamed)) { #expect($0.status == .ok) }
+            try await client.execute(uri: uri, method: .get, headers: site.harness.headers(.readOnly)) { response in
+                let reply = try response.json(ProximaServer.PositionsReply.self)
+                #expect(reply.positions.isEmpty)
+            }
+            try await site.run(104...106, carried: (site.harness.office.mordor.identity, { _ in Position(x: 6, y: 3) }))
+            try await client.execute(uri: "/v1/rooms?site=\(site.siteID)", method: .get, headers: site.harness.headers(.readOnly)) { response in
+                let reply = try response.json(ProximaServer.RoomsReply.self)
+                #expect(reply.rooms.map(\.name) == ["west wing", "east"])
+                #expect(reply.rooms[0].occupants.count == 1)
+            }
+        }
+    }
+
     @Test func theSiteCalibratesItselfFromItsFixedGateways() async throws {
         try await Self.withSite { site, client in
             let path = "/v1/sites/\(site.siteID)/calibration"

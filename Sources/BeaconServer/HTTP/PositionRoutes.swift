@@ -72,10 +72,10 @@ extension ProximaServer {
         router.get("/v1/sites/:id/calibration") { [store, ingestion] _, context in
             try context.require(.read)
             let id = try Self.intParameter(context, "id")
-            guard try await store.siteMap(siteID: id) != nil else {
+            guard let version = try await store.siteMapVersion(siteID: id) else {
                 throw APIError(.notFound, field: "id", "site \(id) has no map; upload one with PUT /v1/sites/\(id)/map")
             }
-            let tracker = ingestion.positions.tracker(siteID: id)
+            let tracker = ingestion.positions.tracker(siteID: id, mapVersion: version)
             guard let tracker, let fit = tracker.calibration else {
                 return try Self.json(CalibrationReply(siteID: id, status: "waiting"))
             }
@@ -126,16 +126,20 @@ extension ProximaServer {
     func trackedSiteWithMap(_ request: Request) async throws -> (Int, SiteMap, SiteTracker?) {
         guard let text = Self.query(request, "site") else { throw APIError(.badRequest, field: "site", "expected ?site=<site id>") }
         guard let siteID = Int(text) else { throw APIError(.badRequest, field: "site", "expected a site id (an integer), found '\(text.prefix(40))'") }
-        let stored: StoredSiteMap?
-        do { stored = try await store.siteMap(siteID: siteID) } catch let error as RegistryError where error.kind == .notFound {
+        let version: Int?
+        do { version = try await store.siteMapVersion(siteID: siteID) } catch let error as RegistryError where error.kind == .notFound {
             throw APIError(.notFound, field: "site", "no site \(siteID)")
         }
-        guard let stored else {
+        guard let version else {
             throw APIError(.notFound, field: "site", "site \(siteID) has no map; upload one with PUT /v1/sites/\(siteID)/map")
         }
-        // A tracker of an older map (another instance uploaded a new one) is not this map's.
-        let tracker = ingestion.positions.tracker(siteID: siteID).flatMap { $0.map == stored.map ? $0 : nil }
-        return (siteID, stored.map, tracker)
+        // The tracker holds the map already decoded; without one (no batch yet since this map,
+        // or another instance uploaded it) the stored document is read.
+        if let tracker = ingestion.positions.tracker(siteID: siteID, mapVersion: version) { return (siteID, tracker.map, tracker) }
+        guard let stored = try await store.siteMap(siteID: siteID) else {
+            throw APIError(.notFound, field: "site", "site \(siteID) has no map; upload one with PUT /v1/sites/\(siteID)/map")
+        }
+        return (siteID, stored.map, nil)
     }
 
     static func point(_ text: String, map: SiteMap, field: String) throws -> Position? {

@@ -66,6 +66,11 @@ public final class PositionTracking: Sendable {
         state.withLock { $0.trackers[siteID]?.tracker }
     }
 
+    /// The site's tracker if it follows this version of the map.
+    public func tracker(siteID: Int, mapVersion: Int) -> SiteTracker? {
+        state.withLock { state in state.trackers[siteID].flatMap { $0.version == mapVersion ? $0.tracker : nil } }
+    }
+
     /// Forgets the site's tracker (its map changed); the next batch starts a new one.
     func reset(siteID: Int) {
         state.withLock { _ = $0.trackers.removeValue(forKey: siteID) }

@@ -56,6 +56,14 @@ extension Store {
         }
     }
 
+    /// The version of the site's map, nil when it has none (404 when the site does not exist).
+    public func siteMapVersion(siteID: Int) async throws -> Int? {
+        try await database.read { db in
+            _ = try await Self.site(id: siteID, db: db)
+            return try await Self.siteMapVersion(siteID: siteID, db: db)
+        }
+    }
+
     static func siteMap(siteID: Int, db: any SQLDatabase) async throws -> StoredSiteMap? {
         guard let row = try await db.raw("SELECT document, version FROM site_maps WHERE site_id = \(bind: siteID)").first() else { return nil }
         let document = try row.string("document")

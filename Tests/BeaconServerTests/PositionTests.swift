@@ -208,6 +208,41 @@ struct PositionTests {
         }
     }
 
+    /// Collects the room events of webhook deliveries.
+    actor RoomHook {
+        var rooms: [String] = []
+        func record(_ body: [UInt8]) {
+            struct Delivery: Decodable { var events: [StoredEvent] }
+            guard let delivery = try? JSONDecoder().decode(Delivery.self, from: Data(body)) else { return }
+            rooms += delivery.events.compactMap { $0.room.map { "\($0.kind.rawValue) \($0.room)" } }
+        }
+    }
+
+    @Test func roomEventsAreDeliveredToWebhooks() async throws {
+        let hook = RoomHook()
+        let router = Hummingbird.Router()
+        router.post("/hook") { request, _ -> Response in
+            await hook.record(Array(buffer: try await request.body.collect(upTo: 1 << 22)))
+            return Response(status: .noContent)
+        }
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
+        let serving = Task { try await app.run() }
+        defer { serving.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        try await Self.withSite { site, _ in
+            _ = try await site.harness.server.store.addWebhook(url: "http://127.0.0.1:\(port)/hook", secret: "a-webhook-secret-of-some-length",
+                                                                siteID: site.siteID)
+            try await site.run(100...139, carried: (site.harness.office.mordor.identity, { $0 < 120 ? Position(x: 4, y: 4) : Position(x: 16, y: 6) }))
+            // Deliveries run in the background: wait for them (at most 20 s).
+            for _ in 0..<200 where await hook.rooms.count < 3 { try await Task.sleep(for: .milliseconds(100)) }
+            // Each batch's events are delivered by a task of their own, so deliveries may overtake each other.
+            #expect(await hook.rooms.sorted() == ["roomEnter east", "roomEnter west", "roomExit west"])
+        }
+    }
+
     @Test func carriedBeaconsAndPhonesAreLocatedAndPutInRooms() async throws {
         try await Self.withSite { site, client in
             let tag = site.harness.office.mordor.identity

@@ -61,11 +61,12 @@ struct SiteTrackerTests {
         #expect(tracker.positions.filter { $0.room != nil }.map(\.subject) == [TrackedSubject.beacon(Self.carried(5_000)).name])
     }
 
-    @Test func sightingsOutOfOrderAcrossGatewaysAreCountedAndTimeNeverRunsBack() {
+    @Test func sightingsOutOfOrderAcrossGatewaysAreCountedAndUnusableTimesSkipped() {
         var tracker = SiteTracker(map: PositionTests.map)
         let tag = Self.carried(1)
         _ = tracker.receive([PositionTests.sighting(200, "pi-east", tag, rssi: -60)], gateway: "pi-east")
-        _ = tracker.receive([PositionTests.sighting(150, "pi-west", tag, rssi: -80), PositionTests.sighting(.nan, "pi-west", tag, rssi: -80)],
+        _ = tracker.receive([PositionTests.sighting(150, "pi-west", tag, rssi: -80), PositionTests.sighting(.nan, "pi-west", tag, rssi: -80), PositionTests.sighting(1e300, "pi-west", tag, rssi: -80),
+                             PositionTests.sighting(-.infinity, "pi-west", tag, rssi: -80)],
                             gateway: "pi-west")
         let changes = tracker.receive([PositionTests.sighting(201.5, "pi-east", tag, rssi: -60)], gateway: "pi-east")
         #expect(changes.map(\.room) == ["east"])

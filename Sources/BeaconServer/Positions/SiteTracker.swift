@@ -129,6 +129,7 @@ public struct SiteTracker: Sendable {
     public mutating func receive(_ sightings: [Sighting], gateway: String) -> [SubjectRoomChange] {
         var changes: [SubjectRoomChange] = []
         for sighting in sightings.sorted(by: { $0.time < $1.time }) {
+            guard Self.isUsable(sighting.time) else { continue }
             changes += advance(to: sighting.time)
             guard let rssi = sighting.rssi, let frame = sighting.frame.iBeacon, let cycle = openCycle else { continue }
             let value = Double(rssi)
@@ -186,7 +187,7 @@ public struct SiteTracker: Sendable {
     /// Moves the site's clock: closes every cycle that ended by `time`. Gateways' batches
     /// interleave, so a sighting older than the open cycle is counted in it.
     public mutating func advance(to time: Double) -> [SubjectRoomChange] {
-        guard time.isFinite else { return [] }
+        guard Self.isUsable(time) else { return [] }
         let cycle = Int((time / configuration.cycle).rounded(.down))
         guard let open = openCycle else {
             openCycle = cycle
@@ -197,6 +198,9 @@ public struct SiteTracker: Sendable {
         openCycle = cycle
         return changes
     }
+
+    /// Times the cycle arithmetic can hold (the server's window admits far less: days around now).
+    static func isUsable(_ time: Double) -> Bool { time.isFinite && abs(time) < 1e12 }
 
     private mutating func closeCycle(_ cycle: Int, end: Double) -> [SubjectRoomChange] {
         let cycleEnd = Double(cycle + 1) * configuration.cycle

@@ -89,7 +89,7 @@ let package = Package(
             name: "proxima-bench",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder", "BeaconServer", "BeaconTesting",
-                "BeaconLocate",
+                "BeaconLocate", "BeaconFleet",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -7,6 +7,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("codec", CodecBenchmark.run),
     ("server", ServerBenchmark.run),
     ("locate", LocateBenchmark.run),
+    ("fleet", FleetBenchmark.run),
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
 ]
 

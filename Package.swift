@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "BeaconSimulator", targets: ["BeaconSimulator"]),
         .library(name: "BeaconGateway", targets: ["BeaconGateway"]),
         .library(name: "BeaconLocate", targets: ["BeaconLocate"]),
+        .library(name: "BeaconFleet", targets: ["BeaconFleet"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -36,6 +37,7 @@ let package = Package(
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
+        .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
         // The edge gateway's client: no Hummingbird, SQLKit or database drivers, so a gateway
         // binary stays small.
@@ -87,7 +89,7 @@ let package = Package(
             name: "proxima-bench",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder", "BeaconServer", "BeaconTesting",
-                "BeaconLocate",
+                "BeaconLocate", "BeaconFleet",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -123,6 +125,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "BeaconLocateTests", dependencies: ["BeaconLocate", "BeaconKit"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "BeaconFleetTests", dependencies: ["BeaconFleet", "BeaconKit"]),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting"]),
     ],
     swiftLanguageModes: [.v6]

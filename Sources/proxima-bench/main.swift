@@ -8,6 +8,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("server", ServerBenchmark.run),
     ("locate", LocateBenchmark.run),
     ("positions", PositionBenchmark.run),
+    ("fleet", FleetBenchmark.run),
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
 ]
 

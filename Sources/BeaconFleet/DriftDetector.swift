@@ -1,0 +1,91 @@
+import Foundation
+
+/// Watches one fixed link's RSSI for a lasting shift: minute means, a learnt normal level, and a
+/// two-sided CUSUM with reference half the shift worth reporting. Noise of a few dB between
+/// packets averages out in a minute; a moved or obstructed beacon shifts every minute the same way.
+struct DriftShift: Sendable, Hashable {
+    var since: Double
+    var dB: Double
+}
+
+struct DriftDetector: Sendable {
+    enum Phase: Sendable, Hashable {
+        case learning([Float])
+        case watching(normal: Double)
+    }
+
+    private(set) var phase: Phase = .learning([])
+    private var minuteStart: Double?
+    private var minuteSum = 0.0
+    private var minuteCount = 0
+    private var upper = 0.0
+    private var lower = 0.0
+    /// When the running sums were last zero: the change point once a shift is confirmed.
+    private var upperStart: Double = 0
+    private var lowerStart: Double = 0
+    private(set) var recentMinuteMean: Double?
+    /// Set while a shift is confirmed: since when, and by how much.
+    private(set) var shift: DriftShift?
+
+    var normalLevel: Double? {
+        if case .watching(let normal) = phase { return normal }
+        return nil
+    }
+
+    mutating func record(rssi: Int8, at time: Double, settings: FleetSettings) {
+        guard let start = minuteStart else {
+            minuteStart = time
+            minuteSum = Double(rssi)
+            minuteCount = 1
+            return
+        }
+        if time - start < 60 {
+            minuteSum += Double(rssi)
+            minuteCount += 1
+            return
+        }
+        // A minute with a handful of packets is too noisy to move the sums.
+        if minuteCount >= 3 { closeMinute(mean: minuteSum / Double(minuteCount), at: start, settings: settings) }
+        minuteStart = time
+        minuteSum = Double(rssi)
+        minuteCount = 1
+    }
+
+    private mutating func closeMinute(mean: Double, at time: Double, settings: FleetSettings) {
+        recentMinuteMean = mean
+        switch phase {
+        case .learning(var means):
+            means.append(Float(mean))
+            if means.count >= settings.driftLearningMinutes {
+                let sorted = means.sorted()
+                phase = .watching(normal: Double(sorted[sorted.count / 2]))
+                upperStart = time
+                lowerStart = time
+            } else {
+                phase = .learning(means)
+            }
+        case .watching(let normal):
+            let reference = settings.driftShift / 2
+            upper = max(0, upper + mean - normal - reference)
+            lower = max(0, lower + normal - mean - reference)
+            if upper == 0 { upperStart = time }
+            if lower == 0 { lowerStart = time }
+            if let current = shift {
+                if abs(mean - normal) < reference && upper == 0 && lower == 0 {
+                    shift = nil
+                } else if time - current.since >= settings.driftAcceptAfter {
+                    phase = .watching(normal: mean)
+                    shift = nil
+                    upper = 0
+                    lower = 0
+                } else {
+                    shift = DriftShift(since: current.since, dB: mean - normal)
+                }
+            } else if upper > settings.driftDecision {
+                shift = DriftShift(since: upperStart, dB: mean - normal)
+            } else if lower > settings.driftDecision {
+                shift = DriftShift(since: lowerStart, dB: mean - normal)
+            }
+        }
+    }
+}

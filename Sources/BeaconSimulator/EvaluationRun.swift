@@ -126,7 +126,6 @@ struct EvaluationRun {
                     guard let transmitters = transmittersByIdentity[beacon.identity] else { continue }
                     let truth = transmitters.map { $0.distance(to: position) }.min() ?? .infinity
                     ranging[variant].add(accuracy: beacon.accuracy, proximity: beacon.proximity, trueDistance: truth)
-                    if variant == 0, ProcessInfo.processInfo.environment["RGDUMP"] != nil { print("RG", receiver, beacon.identity.major, beacon.identity.minor, time, truth, beacon.accuracy, beacon.rssi, beacon.packetCount, position.x, position.y) }
                 }
             case .didDetermineState:
                 break

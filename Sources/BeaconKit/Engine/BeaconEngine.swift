@@ -24,6 +24,8 @@ public struct BeaconEngine: Sendable {
     private var ranged: [BeaconRegion] = []
     /// Last cycle's list sizes, to reserve this cycle's lists once.
     private var listSizeHints: [Int] = []
+    /// Reused by the ranging sort.
+    private var sortScratch: [(key: Double, position: Int32)] = []
     /// Region indices each beacon matches, monitored then ranged, referenced by start and count.
     /// 32-bit, so no number of regions a caller can start overflows it before memory runs out.
     var matchPool: ContiguousArray<UInt32> = []
@@ -476,7 +478,7 @@ public struct BeaconEngine: Sendable {
         }
         listSizeHints = lists.map(\.count)
         for (regionIndex, region) in ranged.enumerated() {
-            lists[regionIndex].sort(by: RangedBeacon.rangingOrder)
+            RangedBeacon.sortInRangingOrder(&lists[regionIndex], scratch: &sortScratch)
             events.append(.didRange(lists[regionIndex], region, time: end))
         }
     }

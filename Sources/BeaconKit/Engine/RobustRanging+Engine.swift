@@ -6,6 +6,9 @@ struct RobustRangingCoefficients: Sendable {
     var pathLossExponent: Double
     var slope: Double
     var offset: Double
+    /// slope and offset times ln 10, for `exp`.
+    var naturalSlope: Double
+    var naturalOffset: Double
 
     init?(_ model: DistanceModel) {
         guard case .robust(let parameters) = model else { return nil }
@@ -15,6 +18,8 @@ struct RobustRangingCoefficients: Sendable {
         pathLossExponent = n
         slope = weight / (10 * n)
         offset = -slope * parameters.shortfall + (1 - weight) * log10(parameters.typicalDistance)
+        naturalSlope = slope * M_LN10
+        naturalOffset = offset * M_LN10
     }
 }
 
@@ -25,7 +30,8 @@ extension HotParameters {
     func distance(rssi: Double, measuredPower: MeasuredPower, pathLossExponent: Double?) -> Double? {
         if let robust, pathLossExponent == nil || pathLossExponent == robust.pathLossExponent {
             guard measuredPower.isUsableForDistance, rssi.isFinite else { return nil }
-            let metres = pow(10, robust.slope * (Double(measuredPower.dBm) - rssi) + robust.offset)
+            // exp, not pow(10, …): the same value to a few ulps, at a third of the cost.
+            let metres = exp(robust.naturalSlope * (Double(measuredPower.dBm) - rssi) + robust.naturalOffset)
             return metres.isFinite ? metres : nil
         }
         return distanceModel.distance(rssi: rssi, measuredPower: measuredPower, pathLossExponent: pathLossExponent)

@@ -53,3 +53,25 @@ import Testing
         #expect(table.count == 0)
     }
 }
+
+/// The ranging cycle's sort (keys and positions, gathered once) must give exactly Core Location's
+/// order as ``RangedBeacon/rangingOrder(_:_:)`` defines it, ties and unknown accuracies included.
+@Suite struct RangingOrderTests {
+    @Test(arguments: [UInt64(4), 5, 6])
+    func keyedSortMatchesTheComparator(seed: UInt64) {
+        var random = EngineRandom(seed: seed)
+        var scratch: [(key: Double, position: Int32)] = []
+        for size in [0, 1, 2, 7, 100] {
+            var list = (0..<size).map { offset -> RangedBeacon in
+                // Few distinct accuracies, so ties fall back to the identity; some unknown.
+                let accuracy = random.next() % 4 == 0 ? -1 : Double(random.next() % 5) / 2
+                return RangedBeacon(identity: Fixture.identity(UInt16(random.next() % 3), UInt16(offset)), proximity: .near,
+                                    accuracy: accuracy, rssi: -70, measuredPower: .appleDefault, timestamp: 0, packetCount: 1)
+            }
+            list.shuffle(using: &random)
+            let expected = list.sorted(by: RangedBeacon.rangingOrder)
+            RangedBeacon.sortInRangingOrder(&list, scratch: &scratch)
+            #expect(list == expected)
+        }
+    }
+}

@@ -70,7 +70,7 @@ import Testing
     @Test func defaultPipelineIsWithinTenPercentOfTheIdealEstimator() throws {
         let figures = try Self.measure()
         #expect(figures.trials == 600)
-        print("ranging claim: default pipeline median error \(figures.pipelineMedian) m, ideal estimator \(figures.idealMedian) m, ratio \(figures.pipelineMedian / figures.idealMedian)")
+        print("ranging claim: Kalman + free-space log-distance median error \(figures.pipelineMedian) m, ideal estimator \(figures.idealMedian) m, ratio \(figures.pipelineMedian / figures.idealMedian)")
         // The ideal estimator's median error: σ/√10 ≈ 1.26 dB on the mean, ≈ 0.29 m at 3 m.
         #expect(figures.idealMedian > 0.22 && figures.idealMedian < 0.36)
         #expect(figures.pipelineMedian <= 1.1 * figures.idealMedian)

@@ -4,8 +4,8 @@
 /// It replaces a `Dictionary` because hashing, not memory, was the cost of
 /// ``BeaconEngine/receive(_:into:)``: SipHash-1-3 (the standard `Hasher`) took about 26 of the
 /// 42 ns of a lookup among 10,000 beacons. Here the key is mixed by two 64 × 64 → 128-bit
-/// multiplications with secret per-table seeds (the "mum" step of wyhash, which Go's runtime
-/// also uses, seeded per process, for its maps). The seeds come from the system's random
+/// multiplications with secret per-table seeds (the "mum" step of wyhash; Go's runtime hashes
+/// its maps, without AES instructions, with a wyhash-derived function and random seeds). The seeds come from the system's random
 /// generator, so a sender who chooses identities cannot aim them at one probe chain
 /// (hash flooding); equality is still decided on the whole key.
 struct IdentityIndexTable: Sendable {

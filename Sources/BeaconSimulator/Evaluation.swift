@@ -34,13 +34,15 @@ public struct Evaluation: Sendable {
                 return configuration
             }
             return [
-                Variant(name: "default: Kalman, log-distance n=2, adaptive exit", configuration: base,
+                Variant(name: "default: Kalman, robust log-distance, adaptive exit", configuration: base,
                         measuresMonitoring: true, measuresRanging: true),
                 Variant(name: "filter: ARMA 0.1 (AltBeacon)", configuration: with { $0.filter = .altBeaconARMA },
                         measuresMonitoring: false, measuresRanging: true),
                 Variant(name: "filter: trimmed mean 20 s (AltBeacon)", configuration: with { $0.filter = .altBeaconRunningAverage },
                         measuresMonitoring: false, measuresRanging: true),
                 Variant(name: "filter: none (latest sample)", configuration: with { $0.filter = .none },
+                        measuresMonitoring: false, measuresRanging: true),
+                Variant(name: "distance: log-distance n=2 (free space)", configuration: with { $0.distance.model = .freeSpace },
                         measuresMonitoring: false, measuresRanging: true),
                 Variant(name: "distance: curve fit Nexus 5 (AltBeacon)", configuration: with { $0.distance.model = .altBeaconDefault },
                         measuresMonitoring: false, measuresRanging: true),

@@ -28,10 +28,10 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "RSSI filter: kalman, trimmed-mean (AltBeacon running average), arma or none.")
     var filter: RSSIFilterChoice = .kalman
 
-    @Option(help: "Distance model: log-distance, altbeacon (Nexus 5 curve), nexus4 or bleacon.")
-    var model: DistanceModelChoice = .logDistance
+    @Option(help: "Distance model: robust (log-distance that does not trust the advertised power completely), log-distance, altbeacon (Nexus 5 curve), nexus4 or bleacon.")
+    var model: DistanceModelChoice = .robust
 
-    @Option(help: "Path-loss exponent n of the log-distance model.")
+    @Option(help: "Path-loss exponent n of the robust and log-distance models.")
     var exponent: Double = 2.0
 
     @Option(help: "Seconds a silent beacon stays in ranging lists.")

@@ -139,7 +139,7 @@ extension BeaconEngine {
         for index in beacons.indices {
             let identity = identities[index]
             if doomed[index] {
-                indexByIdentity[IdentityKey(identity)] = nil
+                indexByIdentity.remove(IdentityKey(identity))
                 forgottenSinceTaken.append(identity)
                 work.beaconsForgotten += 1
                 continue
@@ -153,7 +153,7 @@ extension BeaconEngine {
             beacons[kept] = record
             identities[kept] = identity
             if !windows.isEmpty { windows[kept] = windows[index] }
-            if kept != index { indexByIdentity[IdentityKey(identity)] = Int32(kept) }
+            if kept != index { indexByIdentity.set(Int32(kept), for: IdentityKey(identity)) }
             if record.isChanged { changedIndices.append(Int32(kept)) }
             kept += 1
         }

@@ -15,7 +15,7 @@ public struct BeaconEngine: Sendable {
     public let configuration: EngineConfiguration
     let hot: HotParameters
 
-    var indexByIdentity: [IdentityKey: Int32] = [:]
+    var indexByIdentity = IdentityIndexTable()
     var identities: ContiguousArray<BeaconIdentity> = []
     var beacons: ContiguousArray<TrackedBeacon> = []
     /// Windows of the running trimmed mean, one per beacon, only when that filter is chosen.
@@ -24,6 +24,8 @@ public struct BeaconEngine: Sendable {
     private var ranged: [BeaconRegion] = []
     /// Last cycle's list sizes, to reserve this cycle's lists once.
     private var listSizeHints: [Int] = []
+    /// Reused by the ranging sort.
+    private var sortScratch: [(key: Double, position: Int32)] = []
     /// Region indices each beacon matches, monitored then ranged, referenced by start and count.
     /// 32-bit, so no number of regions a caller can start overflows it before memory runs out.
     var matchPool: ContiguousArray<UInt32> = []
@@ -135,7 +137,8 @@ public struct BeaconEngine: Sendable {
     /// With a retention policy, indices change when beacons are forgotten: feed sightings through
     /// ``receive(_:into:)``, or intern again after each ``advance(to:into:)``.
     public mutating func intern(_ identity: BeaconIdentity, measuredPower: MeasuredPower) -> BeaconIndex? {
-        if let index = indexByIdentity[IdentityKey(identity)] {
+        let key = IdentityKey(identity)
+        if let index = indexByIdentity.index(of: key) {
             if beacons[Int(index)].measuredPower != measuredPower.dBm {
                 beacons[Int(index)].measuredPower = measuredPower.dBm
             }
@@ -147,7 +150,7 @@ public struct BeaconEngine: Sendable {
         }
         // Int32 indices: a process runs out of memory long before 2^31 beacon records.
         let index = Int32(beacons.count)
-        indexByIdentity[IdentityKey(identity)] = index
+        indexByIdentity.set(index, for: key)
         identities.append(identity)
         beacons.append(TrackedBeacon(measuredPower: measuredPower,
                                      pathLossExponent: configuration.distance.pathLossExponent(for: identity)))
@@ -159,18 +162,18 @@ public struct BeaconEngine: Sendable {
     }
 
     public func index(of identity: BeaconIdentity) -> BeaconIndex? {
-        indexByIdentity[IdentityKey(identity)].map(BeaconIndex.init(rawValue:))
+        indexByIdentity.index(of: IdentityKey(identity)).map(BeaconIndex.init(rawValue:))
     }
 
     /// Whether the beacon currently counts as present (entered, not yet exited).
     public func isPresent(_ identity: BeaconIdentity) -> Bool {
-        guard let index = indexByIdentity[IdentityKey(identity)] else { return false }
+        guard let index = indexByIdentity.index(of: IdentityKey(identity)) else { return false }
         return beacons[Int(index)].isPresent
     }
 
     /// Seconds of silence after which the beacon would exit now, or nil if never heard.
     public func exitTimeout(for identity: BeaconIdentity) -> Double? {
-        guard let index = indexByIdentity[IdentityKey(identity)] else { return nil }
+        guard let index = indexByIdentity.index(of: IdentityKey(identity)) else { return nil }
         return exitTimeout(beacons[Int(index)])
     }
 
@@ -475,7 +478,7 @@ public struct BeaconEngine: Sendable {
         }
         listSizeHints = lists.map(\.count)
         for (regionIndex, region) in ranged.enumerated() {
-            lists[regionIndex].sort(by: RangedBeacon.rangingOrder)
+            RangedBeacon.sortInRangingOrder(&lists[regionIndex], scratch: &sortScratch)
             events.append(.didRange(lists[regionIndex], region, time: end))
         }
     }
@@ -513,7 +516,7 @@ public struct BeaconEngine: Sendable {
             rssi = Int((Double(record.cycleRSSISum) / Double(record.cycleRSSICount)).rounded())
             let exponent: Double? = record.pathLossExponent.isNaN ? nil : Double(record.pathLossExponent)
             let distance = filteredRSSI(index, record).flatMap {
-                hot.distanceModel.distance(rssi: $0, measuredPower: power, pathLossExponent: exponent)
+                hot.distance(rssi: $0, measuredPower: power, pathLossExponent: exponent)
             }
             proximity = record.proximity.update(distance: distance, zones: hot.zones)
             accuracy = distance ?? -1

@@ -9,8 +9,16 @@ public enum DistanceModel: Sendable, Hashable {
     case curveFit(CurveFitCoefficients)
     /// bleacon's formula (Node.js): `d = 12^(1.5·(RSSI/P1m − 1))`.
     case bleacon
+    /// Log-distance path loss answered as the most probable distance when the measured power,
+    /// the receiver and the shadowing are uncertain (the default); see ``RobustRangingParameters``.
+    case robust(RobustRangingParameters)
 
-    public static let `default` = DistanceModel.logDistance(pathLossExponent: 2.0)
+    /// The robust log-distance model with parameters fitted on real data: it does not need the
+    /// advertised power to be right.
+    public static let `default` = DistanceModel.robust(.default)
+    /// Plain log-distance with n = 2, the default before issue 11: exact when the measured power
+    /// is right for this receiver and the path is free space.
+    public static let freeSpace = DistanceModel.logDistance(pathLossExponent: 2.0)
     /// AltBeacon's default curve (fitted on a Nexus 5).
     public static let altBeaconDefault = DistanceModel.curveFit(.nexus5)
 
@@ -31,14 +39,20 @@ public enum DistanceModel: Sendable, Hashable {
             metres = ratio < 1 ? pow(ratio, 10) : fit.a * pow(ratio, fit.b) + fit.c
         case .bleacon:
             metres = pow(12, 1.5 * (rssi / power - 1))
+        case .robust(let parameters):
+            guard let estimate = parameters.distance(loss: power - rssi, pathLossExponent: pathLossExponent) else { return nil }
+            metres = estimate
         }
         return metres.isFinite && metres >= 0 ? metres : nil
     }
 
-    /// The exponent a log-distance model uses, nil for the curve fits.
+    /// The exponent a log-distance model (plain or robust) uses, nil for the curve fits.
     public var pathLossExponent: Double? {
-        if case .logDistance(let n) = self { return n }
-        return nil
+        switch self {
+        case .logDistance(let n): n
+        case .robust(let parameters): parameters.pathLossExponent
+        case .curveFit, .bleacon: nil
+        }
     }
 }
 

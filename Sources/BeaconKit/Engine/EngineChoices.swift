@@ -33,9 +33,11 @@ public enum RSSIFilterChoice: String, NamedChoice {
     }
 }
 
-/// The distance models by name: `log-distance` (its exponent is a separate number),
+/// The distance models by name: `robust` (the default: log-distance that does not trust the
+/// advertised power completely), `log-distance` (their exponent is a separate number),
 /// `altbeacon` (the Nexus 5 curve), `nexus4` and `bleacon`.
 public enum DistanceModelChoice: String, NamedChoice {
+    case robust
     case logDistance = "log-distance"
     case altBeacon = "altbeacon"
     case nexus4
@@ -43,13 +45,17 @@ public enum DistanceModelChoice: String, NamedChoice {
 
     public static let setting = "distance model"
 
-    /// The model; `pathLossExponent` is the n of log-distance and unused by the curve fits.
+    /// The model; `pathLossExponent` is the n of the log-distance models and unused by the curve fits.
     public func model(pathLossExponent: Double = 2) -> DistanceModel {
         switch self {
-        case .logDistance: .logDistance(pathLossExponent: pathLossExponent)
-        case .altBeacon: .altBeaconDefault
-        case .nexus4: .curveFit(.nexus4)
-        case .bleacon: .bleacon
+        case .robust:
+            var parameters = RobustRangingParameters.default
+            parameters.pathLossExponent = pathLossExponent
+            return .robust(parameters)
+        case .logDistance: return .logDistance(pathLossExponent: pathLossExponent)
+        case .altBeacon: return .altBeaconDefault
+        case .nexus4: return .curveFit(.nexus4)
+        case .bleacon: return .bleacon
         }
     }
 }

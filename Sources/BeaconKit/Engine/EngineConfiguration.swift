@@ -50,10 +50,13 @@ struct HotParameters: Sendable {
     var entryEvidence: UInt16
     /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
     var distanceModel: DistanceModel
+    /// The robust model's precomputed form, when it is the model.
+    var robust: RobustRangingCoefficients?
     var zones: ProximityZones
 
     init(_ configuration: EngineConfiguration) {
         distanceModel = configuration.distance.model
+        robust = RobustRangingCoefficients(configuration.distance.model)
         zones = configuration.zones
         switch configuration.filter {
         case .kalman(let parameters):

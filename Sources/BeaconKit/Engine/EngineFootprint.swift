@@ -7,8 +7,7 @@ public struct EngineFootprint: Sendable, Hashable, CustomStringConvertible {
     public var stateStride: Int
     /// `MemoryLayout<BeaconIdentity>.stride`, kept in a parallel array.
     public var identityStride: Int
-    /// The identity → index dictionary's buckets per beacon (keys, values, occupancy bits at
-    /// Swift's 3/4 maximum load).
+    /// The identity → index table's slots per beacon (24-byte key and index slots, at most 3/4 full).
     public var indexBytesPerBeacon: Double
     /// Region-match pool bytes per beacon (4 bytes per matched region).
     public var matchBytesPerBeacon: Double
@@ -30,8 +29,7 @@ public struct EngineFootprint: Sendable, Hashable, CustomStringConvertible {
 extension BeaconEngine {
     public var footprint: EngineFootprint {
         let count = Swift.max(trackedBeaconCount, 1)
-        let buckets = Double(indexCapacity) / 0.75
-        let indexBytes = buckets * Double(MemoryLayout<IdentityKey>.stride + MemoryLayout<Int32>.stride) + buckets / 8
+        let indexBytes = Double(indexCapacity * IdentityIndexTable.slotStride)
         return EngineFootprint(
             trackedBeacons: trackedBeaconCount,
             stateStride: MemoryLayout<TrackedBeacon>.stride,

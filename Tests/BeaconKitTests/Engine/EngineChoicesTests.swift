@@ -12,7 +12,8 @@ import Testing
         #expect(RSSIFilterChoice(choice.description) == choice)
     }
 
-    @Test(arguments: [("log-distance", DistanceModel.logDistance(pathLossExponent: 2.7)), ("altbeacon", .altBeaconDefault),
+    @Test(arguments: [("robust", DistanceModel.robust(RobustRangingParameters(pathLossExponent: 2.7))),
+                      ("log-distance", DistanceModel.logDistance(pathLossExponent: 2.7)), ("altbeacon", .altBeaconDefault),
                       ("nexus4", .curveFit(.nexus4)), ("bleacon", .bleacon)])
     func distanceModelNames(text: String, model: DistanceModel) throws {
         let choice = try DistanceModelChoice(parsing: text)
@@ -44,7 +45,7 @@ import Testing
         #expect(throws: ChoiceError(setting: "RSSI filter", expected: "kalman, trimmed-mean, arma or none", found: "median")) {
             try RSSIFilterChoice(parsing: "median")
         }
-        #expect(throws: ChoiceError(setting: "distance model", expected: "log-distance, altbeacon, nexus4 or bleacon", found: "friis")) {
+        #expect(throws: ChoiceError(setting: "distance model", expected: "robust, log-distance, altbeacon, nexus4 or bleacon", found: "friis")) {
             try DistanceModelChoice(parsing: "friis")
         }
         #expect(ChoiceError(setting: "exit rule", expected: "x", found: "y").description == "exit rule: expected x, found 'y'")

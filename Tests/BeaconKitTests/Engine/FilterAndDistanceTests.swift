@@ -5,8 +5,8 @@ import Testing
 @Suite struct FilterAndDistanceTests {
     @Test func logDistanceFollowsThePathLossLaw() throws {
         let power = MeasuredPower(-59)
-        #expect(try #require(DistanceModel.default.distance(rssi: -59, measuredPower: power)) == 1)
-        #expect(abs(try #require(DistanceModel.default.distance(rssi: -79, measuredPower: power)) - 10) < 1e-9)
+        #expect(try #require(DistanceModel.freeSpace.distance(rssi: -59, measuredPower: power)) == 1)
+        #expect(abs(try #require(DistanceModel.freeSpace.distance(rssi: -79, measuredPower: power)) - 10) < 1e-9)
         let indoor = DistanceModel.logDistance(pathLossExponent: 4)
         #expect(abs(try #require(indoor.distance(rssi: -79, measuredPower: power)) - 10.0.squareRoot()) < 1e-9)
     }
@@ -14,7 +14,7 @@ import Testing
     @Test func exponentOverridesApplyPerBeaconThenPerSite() throws {
         let beacon = Fixture.identity(5, 1), siteMate = Fixture.identity(5, 2), other = Fixture.identity(6, 1)
         let configuration = DistanceConfiguration(
-            beaconExponents: [beacon: 4],
+            model: .freeSpace, beaconExponents: [beacon: 4],
             siteExponents: [.init(uuid: Fixture.uuid, major: 5): 3])
         #expect(configuration.pathLossExponent(for: beacon) == 4)
         #expect(configuration.pathLossExponent(for: siteMate) == 3)
@@ -25,7 +25,7 @@ import Testing
 
     @Test func engineUsesTheOverriddenExponent() throws {
         let beacon = Fixture.identity()
-        var engine = BeaconEngine(configuration: .init(filter: .none, distance: .init(beaconExponents: [beacon: 3])))
+        var engine = BeaconEngine(configuration: .init(filter: .none, distance: .init(model: .freeSpace, beaconExponents: [beacon: 3])))
         engine.startRanging(Fixture.region())
         var events: [BeaconEvent] = []
         engine.receive(Fixture.sighting(beacon, time: 0, rssi: -89), into: &events)
@@ -100,7 +100,7 @@ import Testing
 
     @Test(arguments: [RSSIFilter.default, .altBeaconRunningAverage, .altBeaconARMA, .none])
     func everyFilterDrivesTheEngine(filter: RSSIFilter) throws {
-        var engine = BeaconEngine(configuration: .init(filter: filter))
+        var engine = BeaconEngine(configuration: .init(filter: filter, distance: .init(model: .freeSpace)))
         engine.startRanging(Fixture.region())
         var events: [BeaconEvent] = []
         for step in 0..<50 { engine.receive(Fixture.sighting(Fixture.identity(), time: Double(step) / 10, rssi: -79), into: &events) }

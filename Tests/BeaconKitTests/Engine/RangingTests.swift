@@ -92,8 +92,10 @@ import Testing
     }
 
     /// A receiver standing still at `metres`, 10 packets/s, σ = 4 dB Gaussian RSSI noise, one hour.
+    /// Free-space log-distance, so that 0.5 m and 3 m are the zone boundaries themselves (the
+    /// robust default pulls estimates toward 2.25 m, away from both boundaries).
     private func zoneChanges(atMetres metres: Double, seed: UInt64) -> (changes: Int, zones: Set<Proximity>) {
-        var engine = rangingEngine()
+        var engine = rangingEngine(EngineConfiguration(distance: DistanceConfiguration(model: .freeSpace)))
         var random = EngineRandom(seed: seed)
         var events: [BeaconEvent] = []
         let mean = Fixture.rssi(atMetres: metres)
@@ -128,7 +130,7 @@ import Testing
             let rssi = filter.add(rssi: Int8(clamping: Int((Fixture.rssi(atMetres: 0.5) + random.gaussian(sigma: 4)).rounded())),
                                   time: Double(step) / 10)
             guard step % 10 == 9 else { continue }
-            let zone = tracker.update(distance: DistanceModel.default.distance(rssi: rssi, measuredPower: .appleDefault), zones: bare)
+            let zone = tracker.update(distance: DistanceModel.freeSpace.distance(rssi: rssi, measuredPower: .appleDefault), zones: bare)
             if previous != .unknown && zone != previous { flips += 1 }
             previous = zone
         }

@@ -34,7 +34,7 @@ let package = Package(
         ),
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
-        .target(name: "BeaconSimulator", dependencies: ["BeaconKit"]),
+        .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
         // The edge gateway's client: no Hummingbird, SQLKit or database drivers, so a gateway
@@ -101,7 +101,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BeaconHCITests", dependencies: ["BeaconHCI", "BeaconTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI"]),
+        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate"]),
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [

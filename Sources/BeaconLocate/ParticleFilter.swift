@@ -95,7 +95,8 @@ public struct ParticleFilter: Sendable, Hashable {
             var logLikelihood = 0.0
             for reading in readings {
                 let dx = xs[index] - anchors.xs[reading.beacon], dy = ys[index] - anchors.ys[reading.beacon]
-                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2))
+                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2)
+                    - anchors.wallLoss(xs[index], ys[index], reading.beacon))
                 logLikelihood -= log1p(r * r * inverseScale2)
             }
             if let hint {

@@ -22,6 +22,8 @@ struct LocationPass {
     private let walkerNames: Set<String>
     /// Survey of a tag at grid points as the gateways hear it; set before the first sighting.
     var tagSurvey: [SurveyPoint] = []
+    /// Whether trilateration and the particle filter model the map's wall losses.
+    var attenuatingWalls = true
 
     private var phoneLocators: [LocateMethod: ScanLocator] = [:]
     /// Per tag, per method: the tag is located against the gateways as anchors.
@@ -33,7 +35,9 @@ struct LocationPass {
     private let truthStep = 0.1
 
     private var errors: [Direction: [LocateMethod: [Double]]] = [:]
-    private var fixRooms: [Direction: [LocateMethod: FixRoomPresence]] = [:]
+    /// fixRooms[direction][method][hysteresis]: the evaluation's configuration, and none.
+    private var fixRooms: [Direction: [LocateMethod: [FixRoomPresence]]] = [:]
+    static let hysteresisLabels = ["", ", no hysteresis"]
     private var gatewayRooms: RoomPresence
     private var beaconRooms: RoomPresence
     /// decided[direction][decider][subject]
@@ -67,7 +71,10 @@ struct LocationPass {
         }
         beaconRooms = RoomPresence(receiverRooms: beaconRoom, receiverGain: beaconOffset, configuration: roomPresence)
         for direction in Direction.allCases {
-            fixRooms[direction] = Dictionary(uniqueKeysWithValues: LocateMethod.allCases.map { ($0, FixRoomPresence(rooms: map.rooms, configuration: fixConfiguration)) })
+            fixRooms[direction] = Dictionary(uniqueKeysWithValues: LocateMethod.allCases.map { method in
+                (method, [FixRoomPresence(rooms: map.rooms, configuration: fixConfiguration),
+                          FixRoomPresence(rooms: map.rooms, configuration: .init(margin: 0, dwell: 0, absence: fixConfiguration.absence))])
+            })
         }
     }
 
@@ -99,7 +106,7 @@ struct LocationPass {
 
     private mutating func buildLocators() {
         for method in methods {
-            phoneLocators[method] = ScanLocator(method: method, map: map, model: model, survey: phoneSurvey)
+            phoneLocators[method] = ScanLocator(method: method, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls)
         }
         let gateways = gatewayIndex.sorted { $0.value < $1.value }.map(\.key)
         tagLocators = tags.map { tag in
@@ -114,7 +121,7 @@ struct LocationPass {
             let reverseModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
             var locators: [LocateMethod: ScanLocator] = [:]
             for method in LocateMethod.allCases where method != .fingerprint || !tagSurvey.isEmpty {
-                locators[method] = ScanLocator(method: method, map: reverse, model: reverseModel, survey: tagSurvey)
+                locators[method] = ScanLocator(method: method, map: reverse, model: reverseModel, survey: tagSurvey, attenuatingWalls: attenuatingWalls)
             }
             return locators
         }
@@ -156,10 +163,12 @@ struct LocationPass {
         apply(beaconRooms.advance(to: end), direction: .phones, decider: "room beacons")
         for direction in Direction.allCases {
             for method in LocateMethod.allCases {
-                guard var rooms = fixRooms[direction]?[method] else { continue }
-                let events = rooms.advance(to: end)
-                fixRooms[direction]![method] = rooms
-                apply(events, direction: direction, decider: "fixes (\(method.rawValue))")
+                for (variant, label) in Self.hysteresisLabels.enumerated() {
+                    guard var rooms = fixRooms[direction]?[method]?[variant] else { continue }
+                    let events = rooms.advance(to: end)
+                    fixRooms[direction]![method]![variant] = rooms
+                    apply(events, direction: direction, decider: "fixes (\(method.rawValue))\(label)")
+                }
             }
         }
         cycleEnd += cycle
@@ -167,10 +176,13 @@ struct LocationPass {
 
     private mutating func record(_ fix: Fix, subject: String, truth position: Point, direction: Direction, method: LocateMethod, at time: Double) {
         errors[direction, default: [:]][method, default: []].append(fix.position.distance(to: Position(x: position.x, y: position.y)))
-        guard !map.rooms.isEmpty, var rooms = fixRooms[direction]?[method] else { return }
-        let events = rooms.observe(subject: subject, at: fix.position, time: time)
-        fixRooms[direction]![method] = rooms
-        apply(events, direction: direction, decider: "fixes (\(method.rawValue))")
+        guard !map.rooms.isEmpty else { return }
+        for (variant, label) in Self.hysteresisLabels.enumerated() {
+            guard var rooms = fixRooms[direction]?[method]?[variant] else { continue }
+            let events = rooms.observe(subject: subject, at: fix.position, time: time)
+            fixRooms[direction]![method]![variant] = rooms
+            apply(events, direction: direction, decider: "fixes (\(method.rawValue))\(label)")
+        }
     }
 
     private mutating func apply(_ events: [RoomEvent], direction: Direction, decider: String) {
@@ -197,7 +209,7 @@ struct LocationPass {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
             let deciders = (direction == .phones ? ["room beacons"] : ["room gateways"])
-                + LocateMethod.allCases.map { "fixes (\($0.rawValue))" }
+                + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
             for decider in deciders {
                 guard let timelines = decided[direction]?[decider] else { continue }
                 var score = RoomScore()
@@ -207,7 +219,7 @@ struct LocationPass {
                 let latency = score.latencies.isEmpty ? nil : Distribution(score.latencies)
                 results.append(LocationReport.RoomResult(
                     direction: direction, decider: decider, accuracy: score.seconds > 0 ? Double(score.agreeing) / Double(score.seconds) : 0,
-                    seconds: score.seconds, trueChanges: score.latencies.count + score.missed,
+                    seconds: score.seconds, trueChanges: score.latencies.count + score.missed, decidedChanges: score.decidedChanges,
                     latencyP50: latency?.p50, latencyP95: latency?.p95, latencyMax: latency?.max, missed: score.missed))
             }
         }

@@ -29,12 +29,16 @@ public struct LocationReport: Sendable, Hashable, Codable {
 
     public struct RoomResult: Sendable, Hashable, Codable {
         public var direction: Direction
-        /// How rooms were decided: "room gateways", "room beacons" or "fixes (METHOD)".
+        /// How rooms were decided: "room gateways", "room beacons" or "fixes (METHOD)", with
+        /// ", no hysteresis" when the room of every fix is taken as it comes.
         public var decider: String
         /// Share of whole seconds where the decided room equals the true room.
         public var accuracy: Double
         public var seconds: Int
         public var trueChanges: Int
+        /// Room changes the decider announced (entries after the first room); many more than
+        /// `trueChanges` is flapping.
+        public var decidedChanges: Int
         /// Seconds from a true room change to the decider naming the new room.
         public var latencyP50: Double?
         public var latencyP95: Double?
@@ -88,14 +92,15 @@ public struct LocationReport: Sendable, Hashable, Codable {
             }
         }
         lines.append("")
-        lines.append("Rooms (accuracy = % of seconds with the decided room equal to the true room; latency from a true room change to the decided one, s)")
-        lines.append(row(["subjects", "decided by", "accuracy", "seconds", "changes", "latency p50", "p95", "max", "missed"],
-                         widths: [10, 26, 10, 9, 9, 12, 7, 7, 7]))
+        lines.append("Rooms (accuracy = % of seconds with the decided room equal to the true room; changes t/d = true / decided room changes; latency from a true room change to the decided one, s)")
+        let widths = [10, 42, 10, 9, 14, 12, 7, 7, 7]
+        lines.append(row(["subjects", "decided by", "accuracy", "seconds", "changes t/d", "latency p50", "p95", "max", "missed"], widths: widths))
         for room in rooms {
-            lines.append(row([room.direction.rawValue, room.decider, format(room.accuracy * 100, 1) + " %", "\(room.seconds)", "\(room.trueChanges)",
+            lines.append(row([room.direction.rawValue, room.decider, format(room.accuracy * 100, 1) + " %", "\(room.seconds)",
+                              "\(room.trueChanges)/\(room.decidedChanges)",
                               room.latencyP50.map { format($0, 1) } ?? "-", room.latencyP95.map { format($0, 1) } ?? "-",
                               room.latencyMax.map { format($0, 1) } ?? "-", "\(room.missed)"],
-                             widths: [10, 26, 10, 9, 9, 12, 7, 7, 7]))
+                             widths: widths))
         }
         if let calibration {
             lines.append("")

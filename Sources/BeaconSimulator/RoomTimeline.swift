@@ -30,6 +30,8 @@ struct RoomScore {
     var latencies: [Double] = []
     /// True room changes the decider never followed before the next one.
     var missed = 0
+    /// Changes the decider announced after its first room (flapping shows as many more than the truth's).
+    var decidedChanges = 0
 
     /// Compares at every whole second from 1 to `duration`, and measures each true change of
     /// room into a room (not out of every room) from the instant it happened until the decider
@@ -41,6 +43,7 @@ struct RoomScore {
             seconds += 1
             second += 1
         }
+        decidedChanges += max(0, decided.changes.filter { $0.room != nil }.count - 1)
         let changes = truth.changes
         for (index, change) in changes.enumerated() where index > 0 {
             guard let room = change.room else { continue }

@@ -74,17 +74,25 @@ public struct ParticleFilter: Sendable, Hashable {
         logWeights = [Double](repeating: 0, count: count)
     }
 
+    /// A step through a wall is drawn again (up to `stepAttempts` times, then the particle
+    /// stays): steps come from the walking model restricted to walkable ones, so the cloud still
+    /// flows through a door at walking pace instead of piling up against the wall beside it.
     private mutating func move(sigma: Double) {
         for index in xs.indices {
-            let (gx, gy) = gaussianPair()
-            let target = anchors.clamped(xs[index] + sigma * gx, ys[index] + sigma * gy)
-            if !walls.isEmpty {
-                let step = Segment(from: Position(x: xs[index], y: ys[index]), to: target)
-                if walls.contains(where: { $0.crosses(step) }) { continue }
+            for _ in 0..<Self.stepAttempts {
+                let (gx, gy) = gaussianPair()
+                let target = anchors.clamped(xs[index] + sigma * gx, ys[index] + sigma * gy)
+                if !walls.isEmpty {
+                    let step = Segment(from: Position(x: xs[index], y: ys[index]), to: target)
+                    if walls.contains(where: { $0.crosses(step) }) { continue }
+                }
+                xs[index] = target.x; ys[index] = target.y
+                break
             }
-            xs[index] = target.x; ys[index] = target.y
         }
     }
+
+    static let stepAttempts = 4
 
     private mutating func weigh(_ readings: [Reading], hint: Fix?) {
         let model = anchors.model

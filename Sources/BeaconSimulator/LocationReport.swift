@@ -91,16 +91,9 @@ public struct LocationReport: Sendable, Hashable, Codable {
                 lines.append("best for \(direction.rawValue): \(best.method), median \(format(best.ratio, 2)) × the centroid's")
             }
         }
-        lines.append("")
-        lines.append("Rooms (accuracy = % of seconds with the decided room equal to the true room; changes t/d = true / decided room changes; latency from a true room change to the decided one, s)")
-        let widths = [10, 42, 10, 9, 14, 12, 7, 7, 7]
-        lines.append(row(["subjects", "decided by", "accuracy", "seconds", "changes t/d", "latency p50", "p95", "max", "missed"], widths: widths))
-        for room in rooms {
-            lines.append(row([room.direction.rawValue, room.decider, format(room.accuracy * 100, 1) + " %", "\(room.seconds)",
-                              "\(room.trueChanges)/\(room.decidedChanges)",
-                              room.latencyP50.map { format($0, 1) } ?? "-", room.latencyP95.map { format($0, 1) } ?? "-",
-                              room.latencyMax.map { format($0, 1) } ?? "-", "\(room.missed)"],
-                             widths: widths))
+        if !rooms.isEmpty {
+            lines.append("")
+            lines += roomLines
         }
         if let calibration {
             lines.append("")
@@ -110,6 +103,20 @@ public struct LocationReport: Sendable, Hashable, Codable {
                 + "\(calibration.links) links, residual spread \(format(calibration.residualSpread, 2)) dB")
         }
         return lines.joined(separator: "\n")
+    }
+
+    private var roomLines: [String] {
+        var lines = ["Rooms (accuracy = % of seconds with the decided room equal to the true room; changes t/d = true / decided room changes; latency from a true room change to the decided one, s)"]
+        let widths = [10, 42, 10, 9, 14, 12, 7, 7, 7]
+        lines.append(row(["subjects", "decided by", "accuracy", "seconds", "changes t/d", "latency p50", "p95", "max", "missed"], widths: widths))
+        for room in rooms {
+            lines.append(row([room.direction.rawValue, room.decider, format(room.accuracy * 100, 1) + " %", "\(room.seconds)",
+                              "\(room.trueChanges)/\(room.decidedChanges)",
+                              room.latencyP50.map { format($0, 1) } ?? "-", room.latencyP95.map { format($0, 1) } ?? "-",
+                              room.latencyMax.map { format($0, 1) } ?? "-", "\(room.missed)"],
+                             widths: widths))
+        }
+        return lines
     }
 
     private func format(_ value: Double, _ digits: Int) -> String {

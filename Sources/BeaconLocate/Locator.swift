@@ -9,14 +9,26 @@ public struct AnchorSet: Sendable, Hashable {
     public let model: PathLossModel
     public let width: Double
     public let height: Double
+    /// The map's walls between each anchor and any spot, when the estimators should model them
+    /// (trilateration and the particle filter subtract it from the expected RSSI).
+    public let walls: WallLossGrid?
 
-    public init(map: SiteMap, model: PathLossModel) {
+    /// `attenuatingWalls` puts the map's wall losses into the trilateration and particle
+    /// filter models; without it walls only stop particles.
+    public init(map: SiteMap, model: PathLossModel, attenuatingWalls: Bool = false) {
         xs = map.beacons.map(\.position.x)
         ys = map.beacons.map(\.position.y)
         powers = map.beacons.map { model.power(of: $0) }
         self.model = model
         width = map.width
         height = map.height
+        walls = attenuatingWalls && !map.walls.isEmpty ? WallLossGrid(map: map, anchors: map.beacons.map(\.position)) : nil
+    }
+
+    /// The wall loss between a spot and an anchor (0 without `walls`).
+    @inline(__always)
+    func wallLoss(_ x: Double, _ y: Double, _ anchor: Int) -> Double {
+        walls?.loss(x, y, anchor: anchor) ?? 0
     }
 
     func clamped(_ x: Double, _ y: Double) -> Position {

@@ -74,17 +74,25 @@ public struct ParticleFilter: Sendable, Hashable {
         logWeights = [Double](repeating: 0, count: count)
     }
 
+    /// A step through a wall is drawn again (up to `stepAttempts` times, then the particle
+    /// stays): steps come from the walking model restricted to walkable ones, so the cloud still
+    /// flows through a door at walking pace instead of piling up against the wall beside it.
     private mutating func move(sigma: Double) {
         for index in xs.indices {
-            let (gx, gy) = gaussianPair()
-            let target = anchors.clamped(xs[index] + sigma * gx, ys[index] + sigma * gy)
-            if !walls.isEmpty {
-                let step = Segment(from: Position(x: xs[index], y: ys[index]), to: target)
-                if walls.contains(where: { $0.crosses(step) }) { continue }
+            for _ in 0..<Self.stepAttempts {
+                let (gx, gy) = gaussianPair()
+                let target = anchors.clamped(xs[index] + sigma * gx, ys[index] + sigma * gy)
+                if !walls.isEmpty {
+                    let step = Segment(from: Position(x: xs[index], y: ys[index]), to: target)
+                    if walls.contains(where: { $0.crosses(step) }) { continue }
+                }
+                xs[index] = target.x; ys[index] = target.y
+                break
             }
-            xs[index] = target.x; ys[index] = target.y
         }
     }
+
+    static let stepAttempts = 4
 
     private mutating func weigh(_ readings: [Reading], hint: Fix?) {
         let model = anchors.model
@@ -95,7 +103,8 @@ public struct ParticleFilter: Sendable, Hashable {
             var logLikelihood = 0.0
             for reading in readings {
                 let dx = xs[index] - anchors.xs[reading.beacon], dy = ys[index] - anchors.ys[reading.beacon]
-                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2))
+                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2)
+                    - anchors.wallLoss(xs[index], ys[index], reading.beacon))
                 logLikelihood -= log1p(r * r * inverseScale2)
             }
             if let hint {

@@ -34,6 +34,7 @@ public struct RobustTrilateration: Sendable, Hashable {
             for reading in readings {
                 let dx = px - anchors.xs[reading.beacon], dy = py - anchors.ys[reading.beacon]
                 let r = reading.rssi - model.expectedRSSI(power: anchors.powers[reading.beacon], squaredDistance: dx * dx + dy * dy)
+                    + anchors.wallLoss(px, py, reading.beacon)
                 total += log1p(r * r * inverseScale2)
             }
             let px0 = px - start.position.x, py0 = py - start.position.y
@@ -48,7 +49,8 @@ public struct RobustTrilateration: Sendable, Hashable {
             for reading in readings {
                 let dx = x - anchors.xs[reading.beacon], dy = y - anchors.ys[reading.beacon]
                 let s = dx * dx + dy * dy + h2
-                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(s))
+                // Walls are taken as fixed over a step: their loss changes only where a step crosses one.
+                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(s) - anchors.wallLoss(x, y, reading.beacon))
                 let w = 1 / (1 + r * r * inverseScale2)
                 let gx = slope * dx / s, gy = slope * dy / s
                 a11 += w * gx * gx; a12 += w * gx * gy; a22 += w * gy * gy

@@ -13,10 +13,11 @@ public struct ScanLocator: Sendable {
     public static let maximumTrackedReceivers = 100_000
 
     /// `survey` is needed for `.fingerprint` (the method gives no fixes without it).
-    public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = []) {
+    /// `attenuatingWalls`: see ``AnchorSet/init(map:model:attenuatingWalls:)``.
+    public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], attenuatingWalls: Bool = false) {
         self.method = method
         self.map = map
-        anchors = AnchorSet(map: map, model: model)
+        anchors = AnchorSet(map: map, model: model, attenuatingWalls: attenuatingWalls)
         centroid = WeightedCentroid(anchors: anchors)
         trilateration = RobustTrilateration(anchors: anchors)
         fingerprints = survey.isEmpty ? nil : FingerprintIndex(survey: survey, beaconCount: map.beacons.count)

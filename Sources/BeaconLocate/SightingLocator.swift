@@ -13,11 +13,14 @@ public enum LocateOutput: Sendable, Hashable {
 ///
 /// Per cycle (one second by default) each receiver's sightings of the map's beacons are
 /// averaged per beacon and located: a phone locating itself. Every iBeacon sighting also feeds
-/// room presence through the map's room-assigned receivers: a carried beacon's room.
+/// room presence through the map's room-assigned receivers: a carried beacon's room. A map with
+/// rooms but no room receivers gives each located receiver the room of its fixes instead
+/// (``FixRoomPresence``).
 public struct SightingLocator: Sendable {
     public let cycle: Double
     private var locator: ScanLocator
     private var presence: RoomPresence
+    private var fixRooms: FixRoomPresence?
     private var cycleStart: Double?
     /// receiver → beacon index → (sum, count) for the open cycle.
     private var pending: [String: [Int: (sum: Double, count: Int)]] = [:]
@@ -27,6 +30,7 @@ public struct SightingLocator: Sendable {
         self.locator = locator
         self.presence = presence
         self.cycle = cycle
+        if presence.receiverRooms.isEmpty && !locator.map.rooms.isEmpty { fixRooms = FixRoomPresence(rooms: locator.map.rooms) }
     }
 
     public mutating func receive(_ sighting: Sighting) -> [LocateOutput] {
@@ -54,6 +58,7 @@ public struct SightingLocator: Sendable {
         let cycles = ((time - start) / cycle).rounded(.down)
         cycleStart = start + cycles * cycle
         outputs += presence.advance(to: time).map(LocateOutput.room)
+        if fixRooms != nil { outputs += fixRooms!.advance(to: time).map(LocateOutput.room) }
         return outputs
     }
 
@@ -69,6 +74,7 @@ public struct SightingLocator: Sendable {
             let readings = pending[receiver]!.sorted { $0.key < $1.key }.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count)) }
             if let fix = locator.locate(readings, receiver: receiver, at: end) {
                 outputs.append(.fix(time: end, receiver: receiver, fix: fix, room: locator.map.room(at: fix.position)?.name))
+                if fixRooms != nil { outputs += fixRooms!.observe(subject: receiver, at: fix.position, time: end).map(LocateOutput.room) }
             }
         }
         pending = [:]

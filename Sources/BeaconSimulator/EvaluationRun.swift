@@ -9,7 +9,7 @@ struct EvaluationRun {
     private var scenario: Scenario { evaluation.scenario }
     private let receiverIndex: [String: Int]
     private let regionIndex: [String: Int]
-    private let transmittersByIdentity: [BeaconIdentity: [Point]]
+    private let transmittersByIdentity: [BeaconIdentity: [SimulatedBeacon]]
 
     /// `engines[receiver][variant]`: one engine models one phone.
     private var engines: [[BeaconEngine]]
@@ -31,8 +31,8 @@ struct EvaluationRun {
         let variants = evaluation.variants
         let regions = scenario.monitoringRegions
         let uuids = Array(Set(scenario.beacons.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }
-        var transmitters: [BeaconIdentity: [Point]] = [:]
-        for beacon in scenario.beacons { transmitters[beacon.identity, default: []].append(beacon.position) }
+        var transmitters: [BeaconIdentity: [SimulatedBeacon]] = [:]
+        for beacon in scenario.beacons { transmitters[beacon.identity, default: []].append(beacon) }
         transmittersByIdentity = transmitters
         engines = scenario.receivers.indices.map { _ in
             variants.map { variant in
@@ -124,7 +124,7 @@ struct EvaluationRun {
                 let position = scenario.state(of: scenario.receivers[receiver], at: time).position
                 for beacon in beacons where beacon.packetCount > 0 {
                     guard let transmitters = transmittersByIdentity[beacon.identity] else { continue }
-                    let truth = transmitters.map { $0.distance(to: position) }.min() ?? .infinity
+                    let truth = transmitters.map { scenario.position(of: $0, at: time).distance(to: position) }.min() ?? .infinity
                     ranging[variant].add(accuracy: beacon.accuracy, proximity: beacon.proximity, trueDistance: truth)
                 }
             case .didDetermineState:

@@ -14,6 +14,12 @@ public struct GroundTruth: Sendable, Hashable {
     /// The scenario regions the receiver was truly inside (a matching beacon in range, see
     /// `ChannelModel.presenceThreshold`), by name, in scenario order.
     public var regions: [String]
+    /// Where the beacon was (a carried beacon moves).
+    public var beaconPosition = Point(x: 0, y: 0)
+    /// The rooms (`Scenario.rooms`, by name) holding the receiver and the beacon; nil outside
+    /// every room or when the scenario has none.
+    public var receiverRoom: String?
+    public var beaconRoom: String?
 
     public init(beacon: String, distance: Double, receiverPosition: Point, meanPower: Double, regions: [String]) {
         self.beacon = beacon
@@ -57,8 +63,13 @@ extension Scenario {
     /// Ground-truth presence: the mean power (log-distance, walls, antenna gain) of a beacon at a
     /// receiver position, the quantity compared with `channel.presenceThreshold`.
     public func meanPower(of beacon: SimulatedBeacon, at position: Point, antennaGain: Double) -> Double {
-        Propagation.meanPower(txPower: beacon.txPower, distance: beacon.position.distance(to: position), channel: channel)
-            + antennaGain - Propagation.wallLoss(from: beacon.position, to: position, walls: venue.walls)
+        meanPower(from: beacon.position, beacon: beacon, at: position, antennaGain: antennaGain)
+    }
+
+    /// The same for a beacon at `source` (where a carried beacon is at some time).
+    public func meanPower(from source: Point, beacon: SimulatedBeacon, at position: Point, antennaGain: Double) -> Double {
+        Propagation.meanPower(txPower: beacon.txPower, distance: source.distance(to: position), channel: channel)
+            + antennaGain - Propagation.wallLoss(from: source, to: position, walls: venue.walls)
     }
 
     /// Where a receiver is at a time, and which way it faces.
@@ -81,7 +92,7 @@ extension Scenario {
     public func regionPresence(of receiver: SimulatedReceiver, at time: Double, edgeMargin: Double) -> (inside: [Int], reachable: [Int]) {
         let position = state(of: receiver, at: time).position
         var inside: [Int] = [], reachable: [Int] = []
-        let powers = beacons.map { meanPower(of: $0, at: position, antennaGain: receiver.antennaGain) }
+        let powers = beacons.map { meanPower(from: self.position(of: $0, at: time), beacon: $0, at: position, antennaGain: receiver.antennaGain) }
         for (index, region) in regions.enumerated() {
             var best = -Double.infinity
             for (beaconIndex, beacon) in beacons.enumerated() where region.matches(beacon.identity) { best = max(best, powers[beaconIndex]) }

@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconLocate
 import Foundation
 
 /// A point in the venue, in metres. `z` is height above the floor; walls are full height.
@@ -61,10 +62,13 @@ public struct SimulatedBeacon: Sendable, Hashable {
     public var batteryMillivolts: UInt16
     /// Whether the beacon also sends an Eddystone-TLM frame every tenth advertising event.
     public var telemetry: Bool
+    /// A carried beacon (an asset, a person's tag) moves along this path; `position` is then
+    /// its first waypoint. Nil for a beacon fixed at `position`.
+    public var path: WalkerPath? = nil
 
     public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Point,
                 measuredPower: MeasuredPower = .appleDefault, txPower: Double = 0, interval: Double = 0.1,
-                batteryMillivolts: UInt16 = 3000, telemetry: Bool = false) {
+                batteryMillivolts: UInt16 = 3000, telemetry: Bool = false, path: WalkerPath? = nil) {
         self.name = name
         self.identity = identity
         self.address = address
@@ -74,6 +78,7 @@ public struct SimulatedBeacon: Sendable, Hashable {
         self.interval = interval
         self.batteryMillivolts = batteryMillivolts
         self.telemetry = telemetry
+        self.path = path
     }
 }
 
@@ -139,6 +144,9 @@ public struct Scenario: Sendable, Hashable {
     public var beacons: [SimulatedBeacon]
     public var receivers: [SimulatedReceiver]
     public var regions: [SimulatedRegion]
+    /// Named rooms (BeaconLocate's, so a scenario is also a site map; see `siteMap`).
+    public var rooms: [Room] = []
+    public var doors: [Door] = []
 
     public init(name: String, seed: UInt64, duration: Double, venue: Venue, channel: ChannelModel = ChannelModel(),
                 beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion]? = nil) {

@@ -15,6 +15,7 @@ extension Scenario {
     public static func decode(_ data: Data) throws(ScenarioError) -> Scenario {
         let root = try JSONCursor.parse(data).object(allowing: [
             "name", "seed", "duration", "uuid", "venue", "channel", "beacons", "receivers", "regions", "description",
+            "rooms", "doors",
         ])
         let name = try root.string("name") ?? "scenario"
         let seed = UInt64(try root.child("seed")?.integer(in: 0...(1 << 53)) ?? 1)
@@ -35,6 +36,7 @@ extension Scenario {
                               attenuation: try wall.number("attenuation", default: 5, in: 0...200)))
         }
         let venue = Venue(width: width, height: height, walls: walls)
+        let (rooms, doors) = try roomsAndDoors(root, bounds: bounds)
 
         let channel = try root.child("channel").map { cursor throws(ScenarioError) in try channelModel(cursor) } ?? ChannelModel()
 
@@ -88,8 +90,11 @@ extension Scenario {
                 .compactMap { $0 }.joined(separator: ".")
             regions.append(SimulatedRegion(name: regionName, uuid: uuid, major: major, minor: minor))
         }
-        return Scenario(name: name, seed: seed, duration: duration, venue: venue, channel: channel,
-                        beacons: beacons, receivers: receivers, regions: regions.isEmpty ? nil : regions)
+        var scenario = Scenario(name: name, seed: seed, duration: duration, venue: venue, channel: channel,
+                                beacons: beacons, receivers: receivers, regions: regions.isEmpty ? nil : regions)
+        scenario.rooms = rooms
+        scenario.doors = doors
+        return scenario
     }
 
     /// Bounds that keep an untrusted scenario from exhausting memory or time at start-up. The
@@ -131,7 +136,7 @@ extension Scenario {
         return uuid
     }
 
-    private static func point(_ cursor: JSONCursor, within bounds: (width: Double, height: Double)) throws(ScenarioError) -> Point {
+    static func point(_ cursor: JSONCursor, within bounds: (width: Double, height: Double)) throws(ScenarioError) -> Point {
         let object = try cursor.object(allowing: ["x", "y", "z"])
         return Point(x: try object.required("x").number(in: 0...bounds.width),
                      y: try object.required("y").number(in: 0...bounds.height),
@@ -180,7 +185,9 @@ extension Scenario {
                                bounds: (width: Double, height: Double)) throws(ScenarioError) -> SimulatedBeacon {
         let object = try cursor.object(allowing: [
             "name", "uuid", "major", "minor", "position", "measuredPower", "txPower", "interval", "battery", "tlm", "address",
+            "path",
         ])
+        let (position, path) = try beaconPlacement(object, path: cursor.path, bounds: bounds)
         let uuid = try object.child("uuid").map { cursor throws(ScenarioError) in try parseUUID(cursor) } ?? defaultUUID
         guard let uuid else {
             throw ScenarioError(path: "\(cursor.path).uuid", expected: "a UUID (or a top-level \"uuid\" for all beacons)", found: "nothing")
@@ -199,13 +206,14 @@ extension Scenario {
             name: try object.string("name") ?? "beacon \(major).\(minor)",
             identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
             address: address,
-            position: try point(object.required("position"), within: bounds),
+            position: position,
             measuredPower: MeasuredPower(Int8(try object.child("measuredPower")?.integer(in: -128...127) ?? -59)),
             txPower: try object.number("txPower", default: 0, in: -40...20),
             // Core Spec Vol 6 Part B §4.4.2.2.1: advInterval is 20 ms to 10.24 s.
             interval: try object.number("interval", default: 0.1, in: 0.02...10.24),
             batteryMillivolts: UInt16(try object.child("battery")?.integer(in: 0...65535) ?? 3000),
-            telemetry: try object.bool("tlm", default: false))
+            telemetry: try object.bool("tlm", default: false),
+            path: path)
     }
 
     private static func receiver(_ cursor: JSONCursor, index: Int,
@@ -231,7 +239,7 @@ extension Scenario {
             body: try object.child("body")?.bool())
     }
 
-    private static func walkerPath(_ cursor: JSONCursor, bounds: (width: Double, height: Double)) throws(ScenarioError) -> WalkerPath {
+    static func walkerPath(_ cursor: JSONCursor, bounds: (width: Double, height: Double)) throws(ScenarioError) -> WalkerPath {
         let object = try cursor.object(allowing: ["waypoints", "speed", "loop", "start"])
         let waypointCursors = try object.required("waypoints").elements()
         guard !waypointCursors.isEmpty else {

@@ -188,8 +188,11 @@ public struct Simulation: Sendable {
             let sighting = Sighting(time: event.time, receiver: scenario.receivers[receiverIndex].name, address: beacon.address,
                                     rssi: rssi, frame: frame ?? .iBeacon(IBeaconFrame(identity: beacon.identity)))
             let link = links[linkIndex]
-            let truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
+            var truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
                                     meanPower: link.receivedMean + link.bodyLoss, regions: receivers[receiverIndex].regionNames(scenario.regions))
+            truth.beaconPosition = link.beaconPosition
+            truth.receiverRoom = link.receiverRoom.map { scenario.rooms[$0].name }
+            truth.beaconRoom = link.beaconRoom.map { scenario.rooms[$0].name }
             output.append(SimulatedSighting(sighting: sighting, truth: truth))
         }
     }
@@ -257,9 +260,13 @@ public struct Simulation: Sendable {
         let linkIndex = receiverIndex * beaconCount + beaconIndex
         var link = links[linkIndex]
         let (position, heading) = scenario.state(of: receiver, at: time)
+        let beaconPosition = scenario.position(of: beacon, at: time)
         if link.initialized {
+            // Both ends may move (a walker, a carried beacon): the link decorrelates with either.
             let moved = ((position.x - link.position.x) * (position.x - link.position.x)
                 + (position.y - link.position.y) * (position.y - link.position.y)).squareRoot()
+                + ((beaconPosition.x - link.beaconPosition.x) * (beaconPosition.x - link.beaconPosition.x)
+                + (beaconPosition.y - link.beaconPosition.y) * (beaconPosition.y - link.beaconPosition.y)).squareRoot()
             if moved > 0 && channel.shadowingSigma > 0 {
                 let rho = Propagation.shadowingCorrelation(moved: moved, correlationDistance: channel.correlationDistance)
                 link.shadow = rho * link.shadow + (1 - rho * rho).squareRoot() * channel.shadowingSigma * radio.gaussian()
@@ -267,11 +274,16 @@ public struct Simulation: Sendable {
         }
         link.initialized = true
         link.position = position
-        let distance = beacon.position.distance(to: position)
+        link.beaconPosition = beaconPosition
+        if !scenario.rooms.isEmpty {
+            link.receiverRoom = scenario.roomIndex(at: position)
+            link.beaconRoom = scenario.roomIndex(at: beaconPosition)
+        }
+        let distance = beaconPosition.distance(to: position)
         link.distance = distance
         let free = Propagation.meanPower(txPower: beacon.txPower, distance: distance, channel: channel) + receiver.antennaGain
-        let presencePower = free - (scenario.venue.walls.isEmpty ? 0 : Propagation.wallLoss(from: beacon.position, to: position, walls: scenario.venue.walls))
-        link.bodyLoss = receiver.body && Propagation.bodyBlocks(phone: position, heading: heading, beacon: beacon.position) ? channel.bodyLoss : 0
+        let presencePower = free - (scenario.venue.walls.isEmpty ? 0 : Propagation.wallLoss(from: beaconPosition, to: position, walls: scenario.venue.walls))
+        link.bodyLoss = receiver.body && Propagation.bodyBlocks(phone: position, heading: heading, beacon: beaconPosition) ? channel.bodyLoss : 0
         link.receivedMean = presencePower - link.bodyLoss
         if case .rician(let kNear, let rayleigh, _) = channel.fading {
             link.kFactor = Propagation.kFactor(distance: distance, kFactorNear: kNear, rayleighDistance: rayleigh)
@@ -289,15 +301,16 @@ public struct Simulation: Sendable {
         // at n = 2.5), at least every 0.1 s; a link far below anything that matters is revisited
         // only once the walker could have come close enough (ignoring walls, and allowing 3σ of
         // shadowing drift, both of which only make that bound earlier).
-        switch receiver.placement {
-        case .fixed:
+        var closingSpeed = beacon.path?.speed ?? 0
+        if case .walking(let path) = receiver.placement { closingSpeed += path.speed }
+        if closingSpeed == 0 {
             link.nextRefresh = .infinity
-        case .walking(let path):
-            var wait = max(0.1, 0.05 * distance / path.speed)
+        } else {
+            var wait = max(0.1, 0.05 * distance / closingSpeed)
             let headroom = relevanceFloor - 3 * channel.shadowingSigma - free
             if headroom > 0 {
                 let reachable = distance * pow(10, -headroom / (10 * channel.pathLossExponent))
-                wait = max(wait, (distance - reachable) / path.speed)
+                wait = max(wait, (distance - reachable) / closingSpeed)
             }
             link.nextRefresh = time + wait
         }
@@ -350,6 +363,10 @@ struct Link: Sendable {
     var channelOffsets: (Double, Double, Double)
     var initialized = false
     var position = Point(x: 0, y: 0)
+    var beaconPosition = Point(x: 0, y: 0)
+    /// Indices in `scenario.rooms` of the rooms holding the two ends, when the scenario has rooms.
+    var receiverRoom: Int?
+    var beaconRoom: Int?
     var distance = 0.0
     /// Mean power with walls, antenna and body, before shadowing and fading.
     var receivedMean = -200.0

@@ -44,6 +44,11 @@ struct Evaluate: AsyncParsableCommand {
         } : nil)
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         try StandardOutput.line(report.text)
+        let location = LocationEvaluation(scenario: loaded)
+        if location.applies {
+            // Positions, rooms and calibration: docs/evaluation.md, "Positions and rooms".
+            try StandardOutput.line("\n" + location.run().text)
+        }
         let plotPath = svg ?? Self.defaultPlotName(scenario: scenario)
         try Data(report.svg.utf8).write(to: URL(fileURLWithPath: plotPath))
         try StandardOutput.line("\nPlot: \(plotPath)")

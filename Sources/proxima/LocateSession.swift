@@ -14,7 +14,7 @@ struct LocateSession {
     init(options: Locate) throws {
         self.options = options
         if let path = options.map {
-            map = try SiteMap.load(contentsOf: URL(fileURLWithPath: path))
+            map = try SiteMapFile.load(path)
         } else {
             let beacons = try BeaconTable.parse(try Self.read(options.beacons!), file: options.beacons!)
             let extent = beacons.reduce(Position(x: 1, y: 1)) { Position(x: max($0.x, $1.position.x), y: max($0.y, $1.position.y)) }

@@ -68,5 +68,5 @@ struct LocateSightingInput {
 }
 
 extension SourceOptions {
-    var isChosen: Bool { [controller.device, controller.h4, controller.serial, replay, simulate].contains { $0 != nil } }
+    var isChosen: Bool { !replay.isEmpty || [controller.device, controller.h4, controller.serial, simulate].contains { $0 != nil } }
 }

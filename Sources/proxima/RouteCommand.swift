@@ -31,7 +31,7 @@ struct RouteCommand: ParsableCommand {
 
     func run() throws {
         let site: SiteMap
-        do { site = try SiteMap.load(contentsOf: URL(fileURLWithPath: map)) } catch {
+        do { site = try SiteMapFile.load(map) } catch {
             printError("\(map): \(error)")
             throw ExitCode.failure
         }

@@ -25,7 +25,7 @@ struct Scan: AsyncParsableCommand {
         for region in regions {
             do { _ = try IdentityPattern(parsing: region) } catch { throw ValidationError(error.description) }
         }
-        if !record.isEmpty && (source.replay != nil || source.simulate != nil) {
+        if !record.isEmpty && (!source.replay.isEmpty || source.simulate != nil) {
             throw ValidationError("--record captures a live controller's packets; it cannot be used with --replay or --simulate")
         }
     }

@@ -12,8 +12,9 @@ import Foundation
 struct SourceOptions: ParsableArguments {
     @OptionGroup var controller: ControllerOptions
 
-    @Option(help: "Replay a btsnoop or pcap capture.")
-    var replay: String?
+    @Option(help: ArgumentHelp("Replay a btsnoop or pcap capture; repeat it with NAME=FILE to replay one capture per receiver together, in time order.",
+                               valueName: "[NAME=]FILE"))
+    var replay: [String] = []
 
     @Option(help: "Replay speed factor (0 = as fast as possible).")
     var speed: Double = 1
@@ -23,7 +24,7 @@ struct SourceOptions: ParsableArguments {
 
     func validate() throws {
         let controllers = [controller.device, controller.h4, controller.serial].compactMap { $0 }
-        if controllers.count + [replay, simulate].compactMap({ $0 }).count > 1 {
+        if controllers.count + (replay.isEmpty ? 0 : 1) + (simulate == nil ? 0 : 1) > 1 {
             throw ValidationError("choose one source: --device, --h4, --serial, --replay or --simulate")
         }
         if speed < 0 { throw ValidationError("--speed must be 0 (as fast as possible) or positive, got \(speed)") }
@@ -32,8 +33,8 @@ struct SourceOptions: ParsableArguments {
     /// The chosen source, with scan settings and capture recording for a live controller, whose
     /// `stop()` disables the scan.
     func open(scan settings: ScanSettings = ScanSettings(), recorders: [any PacketRecorder] = []) async throws -> SightingSource {
-        if let replay {
-            return try SightingSource.replay(URL(fileURLWithPath: replay), speed: speed)
+        if !replay.isEmpty {
+            return try ReplayArgument.source(replay, speed: speed)
         }
         if let endpoint = try controller.endpointIfGiven() {
             return try await SightingSource.scan(endpoint, settings: settings, recorders: recorders) { error in

@@ -8,7 +8,7 @@ let examplesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponen
     .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("examples")
 
 @Suite struct ExampleScenarioTests {
-    @Test(arguments: ["retail.json", "nerdery.json", "museum.json"])
+    @Test(arguments: ["retail.json", "nerdery.json", "museum.json", "office.json"])
     func loadsAndSimulates(file: String) throws {
         var scenario = try Scenario.load(contentsOf: examplesDirectory.appendingPathComponent(file))
         scenario.duration = 30

@@ -25,9 +25,10 @@ extension SightingSource {
     }
 
     /// A btsnoop or pcap capture replayed at `speed` (0 = as fast as possible), on the
-    /// capture's own clock.
-    public static func replay(_ url: URL, speed: Double = 1) throws -> SightingSource {
-        SightingSource(sightings: try CaptureReplay.sightings(url: url, speed: speed), timing: .recorded,
-                       description: "Replaying \(url.path)")
+    /// capture's own clock. `receiver` names the receiver in the sightings (default: the
+    /// file's name).
+    public static func replay(_ url: URL, speed: Double = 1, receiver: String? = nil) throws -> SightingSource {
+        SightingSource(sightings: try CaptureReplay.sightings(url: url, speed: speed, receiver: receiver), timing: .recorded,
+                       description: "Replaying \(url.path)\(receiver.map { " as \($0)" } ?? "")")
     }
 }

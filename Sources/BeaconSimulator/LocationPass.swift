@@ -1,0 +1,228 @@
+import BeaconKit
+import BeaconLocate
+import Foundation
+
+/// The locating pass of a `LocationEvaluation`: sightings in time order in, per-cycle fixes of
+/// every method for every walker and carried beacon, room decisions, and the truth sampled
+/// beside them.
+struct LocationPass {
+    typealias Direction = LocationReport.Direction
+
+    private let scenario: Scenario
+    private let map: SiteMap
+    private let model: PathLossModel
+    private let cycle: Double
+    private let methods: [LocateMethod]
+    private let phoneSurvey: [SurveyPoint]
+    private let walkers: [SimulatedReceiver]
+    private let tags: [SimulatedBeacon]
+    private let tagByIdentity: [BeaconIdentity: Int]
+    private let gatewayIndex: [String: Int]
+    private let anchorIndex: [String: Int]
+    private let walkerNames: Set<String>
+    /// Survey of a tag at grid points as the gateways hear it; set before the first sighting.
+    var tagSurvey: [SurveyPoint] = []
+    /// Whether trilateration and the particle filter model the map's wall losses.
+    var attenuatingWalls = true
+
+    private var phoneLocators: [LocateMethod: ScanLocator] = [:]
+    /// Per tag, per method: the tag is located against the gateways as anchors.
+    private var tagLocators: [[LocateMethod: ScanLocator]] = []
+    private var phonePending: [String: [Int: (sum: Double, count: Int)]] = [:]
+    private var tagPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
+    private var cycleEnd: Double
+    private var nextTruthSample = 0.0
+    private let truthStep = 0.1
+
+    private var errors: [Direction: [LocateMethod: [Double]]] = [:]
+    /// fixRooms[direction][method][hysteresis]: the evaluation's configuration, and none.
+    private var fixRooms: [Direction: [LocateMethod: [FixRoomPresence]]] = [:]
+    static let hysteresisLabels = ["", ", no hysteresis"]
+    private var gatewayRooms: RoomPresence
+    private var beaconRooms: RoomPresence
+    /// decided[direction][decider][subject]
+    private var decided: [Direction: [String: [String: RoomTimeline]]] = [:]
+    private var truth: [Direction: [String: RoomTimeline]] = [:]
+
+    init(scenario: Scenario, map: SiteMap, model: PathLossModel, cycle: Double, phoneSurvey: [SurveyPoint],
+         walkers: [String], tags: [SimulatedBeacon], gateways: [String],
+         fixRooms fixConfiguration: FixRoomPresence.Configuration, roomPresence: RoomPresence.Configuration) {
+        self.scenario = scenario
+        self.map = map
+        self.model = model
+        self.cycle = cycle
+        self.phoneSurvey = phoneSurvey
+        let walkerSet = Set(walkers)
+        self.walkers = scenario.receivers.filter { walkerSet.contains($0.name) }
+        walkerNames = walkerSet
+        self.tags = tags
+        tagByIdentity = Dictionary(tags.enumerated().map { ($1.identity, $0) }, uniquingKeysWith: { first, _ in first })
+        gatewayIndex = Dictionary(uniqueKeysWithValues: gateways.enumerated().map { ($1, $0) })
+        anchorIndex = Dictionary(map.beacons.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        methods = LocateMethod.allCases.filter { $0 != .fingerprint || !phoneSurvey.isEmpty }
+        cycleEnd = cycle
+        gatewayRooms = RoomPresence(map: map, receiverGain: model.receiverGain, configuration: roomPresence)
+        // A phone's "room receivers" are the room's beacons: the room whose beacon is heard
+        // loudest, corrected by each beacon's calibrated power.
+        var beaconRoom: [String: String] = [:], beaconOffset: [String: Double] = [:]
+        for beacon in map.beacons {
+            beaconRoom[beacon.id] = map.room(at: beacon.position)?.name
+            beaconOffset[beacon.id] = model.power(of: beacon) - model.defaultPower
+        }
+        beaconRooms = RoomPresence(receiverRooms: beaconRoom, receiverGain: beaconOffset, configuration: roomPresence)
+        for direction in Direction.allCases {
+            fixRooms[direction] = Dictionary(uniqueKeysWithValues: LocateMethod.allCases.map { method in
+                (method, [FixRoomPresence(rooms: map.rooms, configuration: fixConfiguration),
+                          FixRoomPresence(rooms: map.rooms, configuration: .init(margin: 0, dwell: 0, absence: fixConfiguration.absence))])
+            })
+        }
+    }
+
+    mutating func receive(_ item: SimulatedSighting) {
+        if phoneLocators.isEmpty { buildLocators() }
+        let time = item.sighting.time
+        sampleTruth(until: time)
+        while time >= cycleEnd { closeCycle() }
+        guard let rssi = item.sighting.rssi.map(Double.init), let identity = item.sighting.frame.iBeacon?.identity else { return }
+        let receiver = item.sighting.receiver
+        if walkerNames.contains(receiver), let anchor = map.beaconIndex(for: item.sighting.frame) {
+            let previous = phonePending[receiver, default: [:]][anchor] ?? (0, 0)
+            phonePending[receiver, default: [:]][anchor] = (previous.sum + rssi, previous.count + 1)
+            apply(beaconRooms.observe(subject: receiver, receiver: map.beacons[anchor].id, rssi: rssi, at: time),
+                  direction: .phones, decider: "room beacons")
+        } else if let gateway = gatewayIndex[receiver], let tag = tagByIdentity[identity] {
+            let previous = tagPending[tag, default: [:]][gateway] ?? (0, 0)
+            tagPending[tag, default: [:]][gateway] = (previous.sum + rssi, previous.count + 1)
+            apply(gatewayRooms.observe(subject: tags[tag].name, receiver: receiver, rssi: rssi, at: time),
+                  direction: .tags, decider: "room gateways")
+        }
+    }
+
+    mutating func finish() {
+        if phoneLocators.isEmpty { buildLocators() }
+        sampleTruth(until: scenario.duration)
+        while cycleEnd <= scenario.duration { closeCycle() }
+    }
+
+    private mutating func buildLocators() {
+        for method in methods {
+            phoneLocators[method] = ScanLocator(method: method, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls)
+        }
+        let gateways = gatewayIndex.sorted { $0.value < $1.value }.map(\.key)
+        tagLocators = tags.map { tag in
+            // The gateways become the anchors; each is heard at the tag's advertised power plus
+            // the gateway's calibrated gain.
+            let anchors = gateways.map { name -> MappedBeacon in
+                let position = map.receivers.first { $0.name == name }?.position ?? Position(x: 0, y: 0)
+                return MappedBeacon(id: name, position: position, measuredPower: Double(tag.measuredPower.dBm) + model.gain(of: name))
+            }
+            let reverse = SiteMap(name: map.name, width: map.width, height: map.height, walls: map.walls, rooms: map.rooms,
+                                  doors: map.doors, beacons: anchors)
+            let reverseModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
+            var locators: [LocateMethod: ScanLocator] = [:]
+            for method in LocateMethod.allCases where method != .fingerprint || !tagSurvey.isEmpty {
+                locators[method] = ScanLocator(method: method, map: reverse, model: reverseModel, survey: tagSurvey, attenuatingWalls: attenuatingWalls)
+            }
+            return locators
+        }
+    }
+
+    private mutating func sampleTruth(until time: Double) {
+        while nextTruthSample <= time && nextTruthSample <= scenario.duration {
+            let t = nextTruthSample
+            for walker in walkers { truth[.phones, default: [:]][walker.name, default: RoomTimeline()].set(scenario.trueRoom(of: walker, at: t), at: t) }
+            for tag in tags { truth[.tags, default: [:]][tag.name, default: RoomTimeline()].set(scenario.trueRoom(of: tag, at: t), at: t) }
+            nextTruthSample += truthStep
+        }
+    }
+
+    private mutating func closeCycle() {
+        let end = cycleEnd
+        let middle = end - cycle / 2
+        for walker in walkers {
+            guard let pending = phonePending[walker.name] else { continue }
+            let readings = pending.keys.sorted().map { Reading(beacon: $0, rssi: pending[$0]!.sum / Double(pending[$0]!.count)) }
+            let position = scenario.state(of: walker, at: middle).position
+            for method in methods {
+                guard let fix = phoneLocators[method]?.locate(readings, receiver: walker.name, at: end) else { continue }
+                record(fix, subject: walker.name, truth: position, direction: .phones, method: method, at: end)
+            }
+        }
+        for (index, tag) in tags.enumerated() {
+            guard let pending = tagPending[index] else { continue }
+            let readings = pending.keys.sorted().map { Reading(beacon: $0, rssi: pending[$0]!.sum / Double(pending[$0]!.count)) }
+            let position = scenario.position(of: tag, at: middle)
+            for method in LocateMethod.allCases {
+                guard let fix = tagLocators[index][method]?.locate(readings, receiver: tag.name, at: end) else { continue }
+                record(fix, subject: tag.name, truth: position, direction: .tags, method: method, at: end)
+            }
+        }
+        phonePending = [:]
+        tagPending = [:]
+        apply(gatewayRooms.advance(to: end), direction: .tags, decider: "room gateways")
+        apply(beaconRooms.advance(to: end), direction: .phones, decider: "room beacons")
+        for direction in Direction.allCases {
+            for method in LocateMethod.allCases {
+                for (variant, label) in Self.hysteresisLabels.enumerated() {
+                    guard var rooms = fixRooms[direction]?[method]?[variant] else { continue }
+                    let events = rooms.advance(to: end)
+                    fixRooms[direction]![method]![variant] = rooms
+                    apply(events, direction: direction, decider: "fixes (\(method.rawValue))\(label)")
+                }
+            }
+        }
+        cycleEnd += cycle
+    }
+
+    private mutating func record(_ fix: Fix, subject: String, truth position: Point, direction: Direction, method: LocateMethod, at time: Double) {
+        errors[direction, default: [:]][method, default: []].append(fix.position.distance(to: Position(x: position.x, y: position.y)))
+        guard !map.rooms.isEmpty else { return }
+        for (variant, label) in Self.hysteresisLabels.enumerated() {
+            guard var rooms = fixRooms[direction]?[method]?[variant] else { continue }
+            let events = rooms.observe(subject: subject, at: fix.position, time: time)
+            fixRooms[direction]![method]![variant] = rooms
+            apply(events, direction: direction, decider: "fixes (\(method.rawValue))\(label)")
+        }
+    }
+
+    private mutating func apply(_ events: [RoomEvent], direction: Direction, decider: String) {
+        for event in events {
+            decided[direction, default: [:]][decider, default: [:]][event.subject, default: RoomTimeline()]
+                .set(event.kind == .enter ? event.room : nil, at: event.time)
+        }
+    }
+
+    func positionErrors() -> [LocationReport.PositionError] {
+        Direction.allCases.flatMap { direction in
+            LocateMethod.allCases.compactMap { method -> LocationReport.PositionError? in
+                guard let values = errors[direction]?[method], let summary = ErrorSummary(errors: values) else { return nil }
+                return LocationReport.PositionError(direction: direction, method: method.rawValue, median: summary.median, p90: summary.p90,
+                                                    max: summary.max, fixes: summary.fixes)
+            }
+        }
+    }
+
+    func roomResults() -> [LocationReport.RoomResult] {
+        guard !map.rooms.isEmpty else { return [] }
+        var results: [LocationReport.RoomResult] = []
+        for direction in Direction.allCases {
+            let subjects = truth[direction] ?? [:]
+            guard !subjects.isEmpty else { continue }
+            let deciders = (direction == .phones ? ["room beacons"] : ["room gateways"])
+                + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
+            for decider in deciders {
+                guard let timelines = decided[direction]?[decider] else { continue }
+                var score = RoomScore()
+                for (subject, truthTimeline) in subjects.sorted(by: { $0.key < $1.key }) {
+                    score.add(truth: truthTimeline, decided: timelines[subject] ?? RoomTimeline(), duration: scenario.duration)
+                }
+                let latency = score.latencies.isEmpty ? nil : Distribution(score.latencies)
+                results.append(LocationReport.RoomResult(
+                    direction: direction, decider: decider, accuracy: score.seconds > 0 ? Double(score.agreeing) / Double(score.seconds) : 0,
+                    seconds: score.seconds, trueChanges: score.latencies.count + score.missed, decidedChanges: score.decidedChanges,
+                    latencyP50: latency?.p50, latencyP95: latency?.p95, latencyMax: latency?.max, missed: score.missed))
+            }
+        }
+        return results
+    }
+}

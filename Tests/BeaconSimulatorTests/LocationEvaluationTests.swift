@@ -1,0 +1,58 @@
+import BeaconKit
+import BeaconLocate
+import BeaconSimulator
+import Foundation
+import Testing
+
+/// Issue 10's simulator goals, on examples/office.json in one run: the best method's median
+/// error at most 0.6 × the weighted centroid's, rooms right in ≥ 95 % of seconds, room changes
+/// followed within 3 s at p95, and calibration recovering the exponent (±0.2) and the beacons'
+/// powers (±2 dB).
+@Suite struct LocationEvaluationTests {
+    static let report: LocationReport = {
+        let scenario = try! Scenario.load(contentsOf: examplesDirectory.appendingPathComponent("office.json"))
+        return LocationEvaluation(scenario: scenario).run()
+    }()
+
+    @Test func officeScenarioIsAMapWithRoomsTagsAndWalkers() throws {
+        let scenario = try Scenario.load(contentsOf: examplesDirectory.appendingPathComponent("office.json"))
+        let map = scenario.siteMap
+        #expect(map.rooms.count == 7 && map.doors.count == 6)
+        #expect(scenario.beacons.filter { $0.path != nil }.count == 3)
+        #expect(scenario.receivers.filter { if case .walking = $0.placement { true } else { false } }.count == 3)
+        // Every room has a gateway.
+        #expect(Set(map.receivers.compactMap(\.room)) == Set(map.rooms.map(\.name)))
+    }
+
+    @Test func bestMethodBeatsTheCentroidInBothDirections() throws {
+        let report = Self.report
+        for direction in LocationReport.Direction.allCases {
+            let best = try #require(report.bestToCentroid(direction))
+            #expect(best.ratio <= 0.6, "\(direction): \(best.method) at \(best.ratio) × the centroid")
+        }
+    }
+
+    @Test(arguments: [(LocationReport.Direction.phones, "fixes (particle), no hysteresis"),
+                      (LocationReport.Direction.tags, "fixes (fingerprint), no hysteresis")])
+    func roomsAreRightAndFollowedQuickly(direction: LocationReport.Direction, decider: String) throws {
+        let result = try #require(Self.report.rooms.first { $0.direction == direction && $0.decider == decider })
+        #expect(result.accuracy >= 0.95, "\(result)")
+        let p95 = try #require(result.latencyP95)
+        #expect(p95 <= 3, "\(result)")
+        #expect(result.trueChanges >= 30)
+    }
+
+    @Test func calibrationRecoversTheScenario() throws {
+        let calibration = try #require(Self.report.calibration)
+        #expect(abs(calibration.fittedExponent - calibration.trueExponent) <= 0.2)
+        #expect(calibration.powerErrors.count == 15)
+        #expect(calibration.largestPowerError <= 2, "\(calibration.powerErrors)")
+    }
+
+    @Test func reportEncodesAsJSON() throws {
+        let data = try JSONEncoder().encode(Self.report)
+        let decoded = try JSONDecoder().decode(LocationReport.self, from: data)
+        #expect(decoded == Self.report)
+        #expect(Self.report.text.contains("best for phones"))
+    }
+}

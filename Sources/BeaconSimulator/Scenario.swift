@@ -61,10 +61,13 @@ public struct SimulatedBeacon: Sendable, Hashable {
     public var batteryMillivolts: UInt16
     /// Whether the beacon also sends an Eddystone-TLM frame every tenth advertising event.
     public var telemetry: Bool
+    /// When the beacon is switched off and on again; nil = always on.
+    public var switching: BeaconSwitching?
 
     public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Point,
                 measuredPower: MeasuredPower = .appleDefault, txPower: Double = 0, interval: Double = 0.1,
-                batteryMillivolts: UInt16 = 3000, telemetry: Bool = false) {
+                batteryMillivolts: UInt16 = 3000, telemetry: Bool = false, switching: BeaconSwitching? = nil) {
+        self.switching = switching
         self.name = name
         self.identity = identity
         self.address = address

@@ -180,6 +180,7 @@ extension Scenario {
                                bounds: (width: Double, height: Double)) throws(ScenarioError) -> SimulatedBeacon {
         let object = try cursor.object(allowing: [
             "name", "uuid", "major", "minor", "position", "measuredPower", "txPower", "interval", "battery", "tlm", "address",
+            "switching",
         ])
         let uuid = try object.child("uuid").map { cursor throws(ScenarioError) in try parseUUID(cursor) } ?? defaultUUID
         guard let uuid else {
@@ -205,7 +206,8 @@ extension Scenario {
             // Core Spec Vol 6 Part B §4.4.2.2.1: advInterval is 20 ms to 10.24 s.
             interval: try object.number("interval", default: 0.1, in: 0.02...10.24),
             batteryMillivolts: UInt16(try object.child("battery")?.integer(in: 0...65535) ?? 3000),
-            telemetry: try object.bool("tlm", default: false))
+            telemetry: try object.bool("tlm", default: false),
+            switching: try object.child("switching").map { cursor throws(ScenarioError) in try switching(cursor) })
     }
 
     private static func receiver(_ cursor: JSONCursor, index: Int,

@@ -40,6 +40,8 @@ public struct BeaconEngine: Sendable {
     var changedIndices: [Int32] = []
     var forgottenSinceTaken: [BeaconIdentity] = []
     var nextForgetSweep: Double = -.infinity
+    /// The evidence rule's memory of this receiver's dropouts of strong beacons.
+    var receiverDropout = ReceiverDropoutMemory()
 
     /// The latest time the engine has seen.
     public private(set) var now: Double = -.infinity
@@ -231,6 +233,7 @@ public struct BeaconEngine: Sendable {
             } else if record.evidence > 0 {
                 record.evidence = 0
                 record.reception.reset()
+                record.presence.resetPattern()
             }
         }
         // Capped so that a beacon back after hours does not overflow the Kalman prediction.
@@ -247,6 +250,9 @@ public struct BeaconEngine: Sendable {
                     record.reception.reset()
                 }
             }
+        } else if let rule = hot.evidence {
+            notePresenceGap(&record, sincePrevious: sincePrevious, at: t, rule: rule)
+            if let rssi { record.presence.addRSSI(rssi, parameters: rule) }
         }
         record.lastHeard = t
         record.exitDeadline = t + exitTimeout(record)
@@ -274,8 +280,9 @@ public struct BeaconEngine: Sendable {
 
         if !record.isPresent {
             record.evidence &+= 1
-            if record.evidence >= hot.entryEvidence {
+            if record.evidence >= hot.entryEvidence && hasEntryEvidence(record) {
                 record.isPresent = true
+                if hot.evidence != nil { record.exitDeadline = t + exitTimeout(record) }
                 beacons[index] = record
                 enter(index, at: t, into: &events)
                 return
@@ -338,11 +345,13 @@ public struct BeaconEngine: Sendable {
     /// The longest silence the exit rule can allow any beacon before it exits.
     public var longestExitTimeout: Double {
         if let adaptive = hot.adaptive { return adaptive.ceiling }
+        if let rule = hot.evidence { return Swift.max(rule.ceiling, rule.confirmationWindow) }
         return hot.fixedDelay
     }
 
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
         if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
+        if let rule = hot.evidence { return evidenceTimeout(record, rule: rule) }
         return hot.fixedDelay
     }
 
@@ -353,6 +362,7 @@ public struct BeaconEngine: Sendable {
             } else if beacons[index].evidence > 0 {
                 beacons[index].evidence = 0
                 beacons[index].reception.reset()
+                beacons[index].presence.resetPattern()
                 noteChange(index)
             }
         }

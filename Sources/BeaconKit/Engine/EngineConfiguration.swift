@@ -46,6 +46,7 @@ struct HotParameters: Sendable {
     var measurementNoise: Float = 0
     var armaCoefficient: Float = 0
     var adaptive: AdaptiveExitParameters?
+    var evidence: EvidenceExitParameters?
     var fixedDelay: Double = 0
     var entryEvidence: UInt16
     /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
@@ -71,6 +72,7 @@ struct HotParameters: Sendable {
         switch configuration.exitRule {
         case .adaptive(let parameters): adaptive = parameters
         case .fixedDelay(let seconds): fixedDelay = seconds
+        case .evidence(let parameters): evidence = parameters
         }
         entryEvidence = UInt16(clamping: configuration.entryEvidence)
     }

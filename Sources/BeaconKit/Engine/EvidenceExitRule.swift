@@ -1,0 +1,243 @@
+import Foundation
+
+/// The evidence rule: entry and exit decided from everything one receiver knows about a beacon,
+/// sized to a chosen false-exit rate instead of a fixed or gap-shaped delay.
+///
+/// **Exit.** While a beacon is present, its packets are modelled as advertising events every
+/// `P` seconds (the advertising period: the shortest gap seen, never more than
+/// `advertisingPeriod`), each received independently with probability `p = P / m`, where `m` is
+/// the slowly smoothed gap between received packets. The chance that a present beacon stays
+/// silent for `s` seconds is then `(1 − p)^(s/P − 1)`, and there are `3600 / m` gaps an hour, so
+/// the shortest silence that keeps false exits at `falseExitRate` per beacon-hour is
+///
+///     model = P · (1 + ln(3600 / (m · ε)) / −ln(1 − p))
+///
+/// For a weak beacon (p small) this is Poisson's bound `T* = ln(3600·λ/ε)/λ` with `λ = 1/m`; for
+/// a beacon heard on nearly every event it shrinks towards one period, and the floor applies.
+/// Three guards cover what the independent-loss model misses:
+/// - the recent tail: at least `tailMargin` × the longest gap seen lately (the memory fades over
+///   `gapMemory` seconds of reception), for correlated losses such as a scanner parked on a bad
+///   channel;
+/// - the beacon's dropouts: a beacon back within `longestDropout` seconds after an exit was only
+///   dropped out, and the timeout stays at least `dropoutMargin` × that silence (fading over
+///   `dropoutMemory` seconds of reception), as in the adaptive rule;
+/// - the receiver's dropouts: a beacon that falls silent while it was *strong* (its recent RSSI
+///   at least `strongMargin` dB above `sensitivity`) cannot have faded out of range; it was
+///   blocked (a body, a door). When such a dropout ends in a quick return, the receiver learns
+///   it (one memory per engine, fading over `receiverDropoutMemory` seconds), and every strong
+///   beacon of that receiver keeps a timeout of at least `dropoutMargin` × that silence. A
+///   fixed gateway never learns one and exits at the model's speed; a phone in a pocket learns
+///   it on its first flap and stops flapping for all its beacons.
+///
+/// **Entry.** A single packet is weak evidence when it is heard near the sensitivity (shadowing
+/// and fading lift single packets out of the floor far beyond the range where the beacon is
+/// really heard). A packet at least `strongMargin` dB above the sensitivity enters at once; a
+/// weaker one enters only with `confirmationPackets` packets, each within `confirmationWindow`
+/// seconds of the previous one. A beacon that entered on one strong packet and was not heard
+/// again waits `unconfirmedTimeout` (one packet says nothing of its rate).
+public struct EvidenceExitParameters: Sendable, Hashable {
+    /// ε: false exits per beacon-hour the model allows.
+    public var falseExitRate: Double
+    /// Shortest timeout, seconds.
+    public var floor: Double
+    /// Longest timeout, seconds.
+    public var ceiling: Double
+    /// The longest advertising period assumed before a shorter gap is seen: twice the iBeacon 100 ms,
+    /// so that 5–10 Hz beacons are recognised from their first gap while a weak beacon whose first
+    /// gaps are long is still treated as one heard on few of many events.
+    public var advertisingPeriod: Double
+    /// Weight of a new gap in the smoothed gap `m` (slow: the rate sets the timeout's size).
+    public var gapSmoothing: Double
+    /// The timeout is at least this × the longest recent gap...
+    public var tailMargin: Double
+    /// ...whose memory fades over this many seconds of reception.
+    public var gapMemory: Double
+    /// After a dropout the timeout stays at least this × that silence.
+    public var dropoutMargin: Double
+    /// Fading of a beacon's own dropout memory, seconds of reception.
+    public var dropoutMemory: Double
+    /// Silences longer than this, even if followed by a return, were departures, not dropouts.
+    public var longestDropout: Double
+    /// Fading of the receiver's dropout memory, seconds.
+    public var receiverDropoutMemory: Double
+    /// The receiver's sensitivity, dBm: RSSI is judged by its margin above this.
+    public var sensitivity: Double
+    /// A beacon this many dB above the sensitivity is strong: it enters on one packet, and its
+    /// silence is a blockage rather than a departure.
+    public var strongMargin: Double
+    /// Weight of a new RSSI in the recent signal margin.
+    public var marginSmoothing: Double
+    /// Packets a weak beacon needs before it enters.
+    public var confirmationPackets: Int
+    /// Seconds within which each confirming packet must follow the previous one.
+    public var confirmationWindow: Double
+    /// Timeout of a beacon present on a single strong packet.
+    public var unconfirmedTimeout: Double
+
+    public init(falseExitRate: Double = 1e-4, floor: Double = 1, ceiling: Double = 60, advertisingPeriod: Double = 0.2,
+                gapSmoothing: Double = 1.0 / 64, tailMargin: Double = 1.5, gapMemory: Double = 300,
+                dropoutMargin: Double = 1.5, dropoutMemory: Double = 120, longestDropout: Double = 8,
+                receiverDropoutMemory: Double = 600, sensitivity: Double = -100, strongMargin: Double = 12,
+                marginSmoothing: Double = 1.0 / 4, confirmationPackets: Int = 2, confirmationWindow: Double = 10,
+                unconfirmedTimeout: Double = 10) {
+        self.falseExitRate = min(1, max(1e-12, falseExitRate))
+        self.floor = max(0, floor)
+        self.ceiling = max(self.floor, ceiling)
+        self.advertisingPeriod = max(1e-3, advertisingPeriod)
+        self.gapSmoothing = min(1, max(1e-4, gapSmoothing))
+        self.tailMargin = max(0, tailMargin)
+        self.gapMemory = max(1, gapMemory)
+        self.dropoutMargin = max(0, dropoutMargin)
+        self.dropoutMemory = max(1, dropoutMemory)
+        self.longestDropout = max(0, longestDropout)
+        self.receiverDropoutMemory = max(1, receiverDropoutMemory)
+        self.sensitivity = sensitivity
+        self.strongMargin = strongMargin
+        self.marginSmoothing = min(1, max(1e-4, marginSmoothing))
+        self.confirmationPackets = max(1, confirmationPackets)
+        self.confirmationWindow = max(0, confirmationWindow)
+        self.unconfirmedTimeout = max(self.floor, min(self.ceiling, unconfirmedTimeout))
+    }
+
+    public static let `default` = EvidenceExitParameters()
+
+    /// The bound no rule can beat at false-exit rate `ε` for Poisson reception at `rate`
+    /// packets/s: a gap longer than `T` happens with probability `e^(−λT)`, and there are
+    /// `3600·λ` gaps an hour, so `T* = ln(3600·λ/ε)/λ`.
+    public static func poissonBound(rate: Double, falseExitsPerHour epsilon: Double = 1e-4) -> Double {
+        guard rate > 0, epsilon > 0 else { return .infinity }
+        return log(3600 * rate / epsilon) / rate
+    }
+}
+
+/// What the evidence rule keeps per beacon beside ``ReceptionStatistics``: 20 bytes, updated
+/// per packet with no allocation.
+public struct PresenceEvidence: Sendable, Hashable {
+    /// Slowly smoothed gap between packets, seconds; NaN before the first gap.
+    public internal(set) var meanGap: Float = .nan
+    /// The advertising period: the shortest gap seen (at most the assumed period).
+    public internal(set) var period: Float = .nan
+    /// The longest recent gap, fading as packets arrive.
+    public internal(set) var longestGap: Float = 0
+    /// Recent RSSI above the sensitivity, dB; NaN before an RSSI is known.
+    public internal(set) var signalMargin: Float = .nan
+    /// The longest recent dropout of this beacon, fading as packets arrive.
+    public internal(set) var recentDropout: Float = 0
+
+    public init() {}
+
+    var hasPattern: Bool { !meanGap.isNaN }
+
+    @inline(__always)
+    mutating func addGap(_ gap: Float, parameters p: EvidenceExitParameters) {
+        if meanGap.isNaN {
+            meanGap = gap
+            period = min(gap, Float(p.advertisingPeriod))
+            longestGap = gap
+        } else {
+            meanGap += Float(p.gapSmoothing) * (gap - meanGap)
+            if gap < period { period = gap }
+            // First-order fades: exact enough for gaps much shorter than the memories.
+            longestGap = max(gap, longestGap * max(0, 1 - gap / Float(p.gapMemory)))
+        }
+        if recentDropout > 0 { recentDropout = max(0, recentDropout * (1 - gap / Float(p.dropoutMemory))) }
+    }
+
+    @inline(__always)
+    mutating func addRSSI(_ rssi: Int8, parameters p: EvidenceExitParameters) {
+        let margin = Float(rssi) - Float(p.sensitivity)
+        signalMargin = signalMargin.isNaN ? margin : signalMargin + Float(p.marginSmoothing) * (margin - signalMargin)
+    }
+
+    /// Forgets the gaps (a beacon back after a real departure); the signal margin stays, as the
+    /// latest knowledge of its strength.
+    mutating func resetPattern() {
+        meanGap = .nan
+        period = .nan
+        longestGap = 0
+        recentDropout = 0
+    }
+
+    mutating func learnDropout(_ silence: Float) { recentDropout = max(recentDropout, silence) }
+
+    func isStrong(_ p: EvidenceExitParameters) -> Bool { !signalMargin.isNaN && Double(signalMargin) >= p.strongMargin }
+
+    /// The silence implied by the false-exit rate alone (see ``EvidenceExitParameters``).
+    @inline(__always)
+    func modelTimeout(_ p: EvidenceExitParameters) -> Double {
+        let m = Double(meanGap)
+        let period = Swift.min(Double(self.period), m)
+        let loss = 1 - period / m
+        guard loss > 1e-9 else { return period }
+        return period * (1 + log(3600 / (m * p.falseExitRate)) / -log(loss))
+    }
+
+    /// Seconds of silence after which the beacon is gone. `receiverDropout` is the receiver's
+    /// faded dropout memory, applied to strong beacons.
+    @inline(__always)
+    public func timeout(parameters p: EvidenceExitParameters, receiverDropout: Float = 0) -> Double {
+        guard hasPattern else { return p.unconfirmedTimeout }
+        var dropout = recentDropout
+        if receiverDropout > dropout && isStrong(p) { dropout = receiverDropout }
+        let guarded = Swift.max(modelTimeout(p), p.tailMargin * Double(longestGap), p.dropoutMargin * Double(dropout))
+        return Swift.min(p.ceiling, Swift.max(p.floor, guarded))
+    }
+}
+
+/// The receiver's own memory of dropouts of strong beacons (see ``EvidenceExitParameters``):
+/// one per engine.
+struct ReceiverDropoutMemory: Sendable, Hashable {
+    var silence: Float = 0
+    var learnedAt: Double = -.infinity
+
+    func faded(at time: Double, memory: Double) -> Float {
+        guard silence > 0, time.isFinite, learnedAt.isFinite else { return 0 }
+        return silence * Float(exp(-Swift.max(0, time - learnedAt) / memory))
+    }
+
+    mutating func learn(_ dropout: Float, at time: Double, memory: Double) {
+        let current = faded(at: time, memory: memory)
+        if dropout >= current {
+            silence = dropout
+            learnedAt = time
+        }
+    }
+}
+
+extension BeaconEngine {
+    /// The evidence rule's per-packet bookkeeping of the silence before this packet.
+    @inline(__always)
+    mutating func notePresenceGap(_ record: inout TrackedBeacon, sincePrevious: Double, at time: Double,
+                                  rule: EvidenceExitParameters) {
+        if record.isPresent || record.evidence > 0 {
+            record.presence.addGap(Float(sincePrevious), parameters: rule)
+        } else if record.presence.hasPattern {
+            // Back soon after an exit: in hindsight the exit was a dropout. Back later, it was a
+            // departure, and the pattern starts afresh.
+            if sincePrevious <= rule.longestDropout {
+                record.presence.learnDropout(Float(sincePrevious))
+                if record.presence.isStrong(rule) {
+                    receiverDropout.learn(Float(sincePrevious), at: time, memory: rule.receiverDropoutMemory)
+                }
+            } else {
+                record.presence.resetPattern()
+            }
+        }
+    }
+
+    /// Whether the packets so far are enough to enter: always for the other rules; for the
+    /// evidence rule, a strong signal or enough confirming packets.
+    @inline(__always)
+    func hasEntryEvidence(_ record: TrackedBeacon) -> Bool {
+        guard let rule = hot.evidence else { return true }
+        return Int(record.evidence) >= rule.confirmationPackets || record.presence.isStrong(rule)
+    }
+
+    @inline(__always)
+    func evidenceTimeout(_ record: TrackedBeacon, rule: EvidenceExitParameters) -> Double {
+        guard record.isPresent else { return rule.confirmationWindow }
+        let learned = receiverDropout.silence > 0 && record.presence.isStrong(rule)
+            ? receiverDropout.faded(at: now, memory: rule.receiverDropoutMemory) : 0
+        return record.presence.timeout(parameters: rule, receiverDropout: learned)
+    }
+}

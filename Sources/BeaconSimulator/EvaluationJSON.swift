@@ -102,6 +102,13 @@ extension EvaluationReport {
             truthEnters: truthEnters, truthExits: truthExits, configurations: configurations, switchedOff: switchedOff)
     }
 
+    /// A decoder for ``jsonData(pretty:)``'s output.
+    public static func jsonDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return decoder
+    }
+
     /// ``json`` encoded with sorted keys; infinities and NaN inside the switched-off bands
     /// become the strings "Infinity" and "NaN".
     public func jsonData(pretty: Bool = false) throws -> Data {

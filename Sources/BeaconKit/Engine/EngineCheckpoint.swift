@@ -59,6 +59,7 @@ public struct EngineCheckpoint: Codable, Sendable, Hashable {
         var evidenceLongestGap: Float?
         var evidenceMargin: Float?
         var evidenceDropout: Float?
+        var evidenceGapCount: UInt16?
     }
 
     struct Monitored: Codable, Sendable, Hashable {
@@ -109,7 +110,8 @@ extension BeaconEngine {
             evidencePeriod: record.presence.hasPattern ? record.presence.period : nil,
             evidenceLongestGap: record.presence.longestGap != 0 ? record.presence.longestGap : nil,
             evidenceMargin: record.presence.signalMargin.isNaN ? nil : record.presence.signalMargin,
-            evidenceDropout: record.presence.recentDropout != 0 ? record.presence.recentDropout : nil)
+            evidenceDropout: record.presence.recentDropout != 0 ? record.presence.recentDropout : nil,
+            evidenceGapCount: record.presence.gapCount != 0 ? record.presence.gapCount : nil)
     }
 
     /// An engine that continues where the checkpointed one stopped, with nothing yet to take
@@ -153,6 +155,7 @@ extension TrackedBeacon {
         presence.longestGap = saved.evidenceLongestGap ?? 0
         presence.signalMargin = saved.evidenceMargin ?? .nan
         presence.recentDropout = saved.evidenceDropout ?? 0
+        presence.gapCount = saved.evidenceGapCount ?? (saved.evidenceGap != nil ? 1 : 0)
         filter.estimate = saved.estimate ?? .nan
         filter.variance = saved.variance
         cycleRSSISum = saved.cycleRSSISum

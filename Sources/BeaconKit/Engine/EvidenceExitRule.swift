@@ -46,8 +46,13 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     /// so that 5–10 Hz beacons are recognised from their first gap while a weak beacon whose first
     /// gaps are long is still treated as one heard on few of many events.
     public var advertisingPeriod: Double
-    /// Weight of a new gap in the smoothed gap `m` (slow: the rate sets the timeout's size).
+    /// Weight of a new gap in the smoothed gap `m` (slow: the rate sets the timeout's size);
+    /// the first gaps are averaged equally until their weight falls to this.
     public var gapSmoothing: Double
+    /// How cautious the model is while the rate rests on few gaps: its timeout is stretched by
+    /// `1 + rateCaution / √n` for `n` gaps (at most the smoothing's effective count), so a
+    /// beacon that has just entered or come back is not judged on a couple of lucky gaps.
+    public var rateCaution: Double
     /// The timeout is at least this × the longest recent gap...
     public var tailMargin: Double
     /// ...whose memory fades over this many seconds of reception.
@@ -75,7 +80,7 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     public var unconfirmedTimeout: Double
 
     public init(falseExitRate: Double = 1e-4, floor: Double = 1, ceiling: Double = 60, advertisingPeriod: Double = 0.2,
-                gapSmoothing: Double = 1.0 / 64, tailMargin: Double = 1.5, gapMemory: Double = 300,
+                gapSmoothing: Double = 1.0 / 128, rateCaution: Double = 1, tailMargin: Double = 1.5, gapMemory: Double = 300,
                 dropoutMargin: Double = 1.5, dropoutMemory: Double = 120, longestDropout: Double = 8,
                 receiverDropoutMemory: Double = 600, sensitivity: Double = -100, strongMargin: Double = 12,
                 marginSmoothing: Double = 1.0 / 4, confirmationPackets: Int = 2, confirmationWindow: Double = 10,
@@ -85,6 +90,7 @@ public struct EvidenceExitParameters: Sendable, Hashable {
         self.ceiling = max(self.floor, ceiling)
         self.advertisingPeriod = max(1e-3, advertisingPeriod)
         self.gapSmoothing = min(1, max(1e-4, gapSmoothing))
+        self.rateCaution = max(0, rateCaution)
         self.tailMargin = max(0, tailMargin)
         self.gapMemory = max(1, gapMemory)
         self.dropoutMargin = max(0, dropoutMargin)
@@ -110,7 +116,7 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     }
 }
 
-/// What the evidence rule keeps per beacon beside ``ReceptionStatistics``: 20 bytes, updated
+/// What the evidence rule keeps per beacon beside ``ReceptionStatistics``: 24 bytes, updated
 /// per packet with no allocation.
 public struct PresenceEvidence: Sendable, Hashable {
     /// Slowly smoothed gap between packets, seconds; NaN before the first gap.
@@ -123,6 +129,8 @@ public struct PresenceEvidence: Sendable, Hashable {
     public internal(set) var signalMargin: Float = .nan
     /// The longest recent dropout of this beacon, fading as packets arrive.
     public internal(set) var recentDropout: Float = 0
+    /// Gaps averaged into `meanGap` (saturating).
+    public internal(set) var gapCount: UInt16 = 0
 
     public init() {}
 
@@ -130,12 +138,13 @@ public struct PresenceEvidence: Sendable, Hashable {
 
     @inline(__always)
     mutating func addGap(_ gap: Float, parameters p: EvidenceExitParameters) {
+        if gapCount < UInt16.max { gapCount += 1 }
         if meanGap.isNaN {
             meanGap = gap
             period = min(gap, Float(p.advertisingPeriod))
             longestGap = gap
         } else {
-            meanGap += Float(p.gapSmoothing) * (gap - meanGap)
+            meanGap += max(1 / Float(gapCount), Float(p.gapSmoothing)) * (gap - meanGap)
             if gap < period { period = gap }
             // First-order fades: exact enough for gaps much shorter than the memories.
             longestGap = max(gap, longestGap * max(0, 1 - gap / Float(p.gapMemory)))
@@ -156,6 +165,7 @@ public struct PresenceEvidence: Sendable, Hashable {
         period = .nan
         longestGap = 0
         recentDropout = 0
+        gapCount = 0
     }
 
     mutating func learnDropout(_ silence: Float) { recentDropout = max(recentDropout, silence) }
@@ -165,11 +175,13 @@ public struct PresenceEvidence: Sendable, Hashable {
     /// The silence implied by the false-exit rate alone (see ``EvidenceExitParameters``).
     @inline(__always)
     func modelTimeout(_ p: EvidenceExitParameters) -> Double {
+        let effectiveCount = Swift.max(1, Swift.min(Double(gapCount), 2 / p.gapSmoothing - 1))
+        let caution = 1 + p.rateCaution / effectiveCount.squareRoot()
         let m = Double(meanGap)
         let period = Swift.min(Double(self.period), m)
         let loss = 1 - period / m
         guard loss > 1e-9 else { return period }
-        return period * (1 + log(3600 / (m * p.falseExitRate)) / -log(loss))
+        return caution * period * (1 + log(3600 / (m * p.falseExitRate)) / -log(loss))
     }
 
     /// Seconds of silence after which the beacon is gone. `receiverDropout` is the receiver's

@@ -60,6 +60,8 @@ public struct EngineCheckpoint: Codable, Sendable, Hashable {
         var evidenceMargin: Float?
         var evidenceDropout: Float?
         var evidenceGapCount: UInt16?
+        var evidenceModel: Float?
+        var evidenceSinceRefresh: UInt8?
     }
 
     struct Monitored: Codable, Sendable, Hashable {
@@ -111,7 +113,9 @@ extension BeaconEngine {
             evidenceLongestGap: record.presence.longestGap != 0 ? record.presence.longestGap : nil,
             evidenceMargin: record.presence.signalMargin.isNaN ? nil : record.presence.signalMargin,
             evidenceDropout: record.presence.recentDropout != 0 ? record.presence.recentDropout : nil,
-            evidenceGapCount: record.presence.gapCount != 0 ? record.presence.gapCount : nil)
+            evidenceGapCount: record.presence.gapCount != 0 ? record.presence.gapCount : nil,
+            evidenceModel: record.presence.model.isNaN ? nil : record.presence.model,
+            evidenceSinceRefresh: record.presence.sinceRefresh != 0 ? record.presence.sinceRefresh : nil)
     }
 
     /// An engine that continues where the checkpointed one stopped, with nothing yet to take
@@ -156,6 +160,8 @@ extension TrackedBeacon {
         presence.signalMargin = saved.evidenceMargin ?? .nan
         presence.recentDropout = saved.evidenceDropout ?? 0
         presence.gapCount = saved.evidenceGapCount ?? (saved.evidenceGap != nil ? 1 : 0)
+        presence.model = saved.evidenceModel ?? .nan
+        presence.sinceRefresh = saved.evidenceSinceRefresh ?? 0
         filter.estimate = saved.estimate ?? .nan
         filter.variance = saved.variance
         cycleRSSISum = saved.cycleRSSISum

@@ -116,8 +116,9 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     }
 }
 
-/// What the evidence rule keeps per beacon beside ``ReceptionStatistics``: 24 bytes, updated
-/// per packet with no allocation.
+/// What the evidence rule keeps per beacon beside ``ReceptionStatistics``: 28 bytes, updated
+/// per packet with no allocation. The model's silence (two logarithms) is recomputed on each of
+/// the first 64 gaps and then every 16th, as `m` moves by at most 1/128 of a gap per packet.
 public struct PresenceEvidence: Sendable, Hashable {
     /// Slowly smoothed gap between packets, seconds; NaN before the first gap.
     public internal(set) var meanGap: Float = .nan
@@ -131,6 +132,10 @@ public struct PresenceEvidence: Sendable, Hashable {
     public internal(set) var recentDropout: Float = 0
     /// Gaps averaged into `meanGap` (saturating).
     public internal(set) var gapCount: UInt16 = 0
+    /// Gaps since the model's silence was last computed.
+    var sinceRefresh: UInt8 = 0
+    /// The model's silence as last computed, seconds; NaN when not yet computed.
+    var model: Float = .nan
 
     public init() {}
 
@@ -149,6 +154,11 @@ public struct PresenceEvidence: Sendable, Hashable {
             // First-order fades: exact enough for gaps much shorter than the memories.
             longestGap = max(gap, longestGap * max(0, 1 - gap / Float(p.gapMemory)))
         }
+        sinceRefresh &+= 1
+        if gapCount <= 64 || sinceRefresh >= 16 || model.isNaN {
+            model = Float(modelTimeout(p))
+            sinceRefresh = 0
+        }
         if recentDropout > 0 { recentDropout = max(0, recentDropout * (1 - gap / Float(p.dropoutMemory))) }
     }
 
@@ -166,6 +176,8 @@ public struct PresenceEvidence: Sendable, Hashable {
         longestGap = 0
         recentDropout = 0
         gapCount = 0
+        sinceRefresh = 0
+        model = .nan
     }
 
     mutating func learnDropout(_ silence: Float) { recentDropout = max(recentDropout, silence) }
@@ -191,7 +203,7 @@ public struct PresenceEvidence: Sendable, Hashable {
         guard hasPattern else { return p.unconfirmedTimeout }
         var dropout = recentDropout
         if receiverDropout > dropout && isStrong(p) { dropout = receiverDropout }
-        let guarded = Swift.max(modelTimeout(p), p.tailMargin * Double(longestGap), p.dropoutMargin * Double(dropout))
+        let guarded = Swift.max(model.isNaN ? modelTimeout(p) : Double(model), p.tailMargin * Double(longestGap), p.dropoutMargin * Double(dropout))
         return Swift.min(p.ceiling, Swift.max(p.floor, guarded))
     }
 }

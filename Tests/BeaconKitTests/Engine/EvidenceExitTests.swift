@@ -110,3 +110,10 @@ import Testing
         #expect(restored.checkpoint == engine.checkpoint)
     }
 }
+
+extension EvidenceExitTests {
+    @Test func stateStaysWithinTheBudgetPerBeacon() {
+        #expect(MemoryLayout<TrackedBeacon>.stride <= 256)
+        #expect(MemoryLayout<PresenceEvidence>.stride <= 32)
+    }
+}

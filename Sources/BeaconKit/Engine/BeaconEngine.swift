@@ -250,9 +250,9 @@ public struct BeaconEngine: Sendable {
                     record.reception.reset()
                 }
             }
-        } else if let rule = hot.evidence {
-            notePresenceGap(&record, sincePrevious: sincePrevious, at: t, rule: rule)
-            if let rssi { record.presence.addRSSI(rssi, parameters: rule) }
+        } else if hot.usesEvidence {
+            Self.notePresenceGap(&record, receiverDropout: &receiverDropout, sincePrevious: sincePrevious, at: t, rule: hot.evidenceHot)
+            if let rssi { record.presence.addRSSI(rssi, parameters: hot.evidenceHot) }
         }
         record.lastHeard = t
         record.exitDeadline = t + exitTimeout(record)
@@ -282,7 +282,7 @@ public struct BeaconEngine: Sendable {
             record.evidence &+= 1
             if record.evidence >= hot.entryEvidence && hasEntryEvidence(record) {
                 record.isPresent = true
-                if hot.evidence != nil { record.exitDeadline = t + exitTimeout(record) }
+                if hot.usesEvidence { record.exitDeadline = t + exitTimeout(record) }
                 beacons[index] = record
                 enter(index, at: t, into: &events)
                 return
@@ -351,7 +351,7 @@ public struct BeaconEngine: Sendable {
 
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
         if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
-        if let rule = hot.evidence { return evidenceTimeout(record, rule: rule) }
+        if hot.usesEvidence { return evidenceTimeout(record) }
         return hot.fixedDelay
     }
 

@@ -34,7 +34,8 @@ import Foundation
 /// really heard). A packet at least `strongMargin` dB above the sensitivity enters at once; a
 /// weaker one enters only with `confirmationPackets` packets, each within `confirmationWindow`
 /// seconds of the previous one. A beacon that entered on one strong packet and was not heard
-/// again waits `unconfirmedTimeout` (one packet says nothing of its rate).
+/// again waits `unconfirmedTimeout` (one packet says nothing of its rate). Packets without RSSI
+/// give no strength to judge: they enter on the first packet, as the fixed rules do.
 public struct EvidenceExitParameters: Sendable, Hashable {
     /// ε: false exits per beacon-hour the model allows.
     public var falseExitRate: Double
@@ -116,6 +117,27 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     }
 }
 
+/// The parameters as the per-packet path reads them, converted once (``HotParameters``).
+struct EvidenceHot: Sendable {
+    var advertisingPeriod: Float, gapSmoothing: Float, gapMemory: Float, dropoutMemory: Float
+    var sensitivity: Float, marginSmoothing: Float, strongMargin: Float, rateCaution: Float
+    var tailMargin: Float, dropoutMargin: Float, longestDropout: Double
+    var falseExitRate: Double, floor: Double, ceiling: Double, unconfirmedTimeout: Double
+    var confirmationWindow: Double, receiverDropoutMemory: Double
+    var confirmationPackets: Int
+
+    init(_ p: EvidenceExitParameters) {
+        advertisingPeriod = Float(p.advertisingPeriod); gapSmoothing = Float(p.gapSmoothing)
+        gapMemory = Float(p.gapMemory); dropoutMemory = Float(p.dropoutMemory)
+        sensitivity = Float(p.sensitivity); marginSmoothing = Float(p.marginSmoothing)
+        strongMargin = Float(p.strongMargin); rateCaution = Float(p.rateCaution)
+        tailMargin = Float(p.tailMargin); dropoutMargin = Float(p.dropoutMargin); longestDropout = p.longestDropout
+        falseExitRate = p.falseExitRate; floor = p.floor; ceiling = p.ceiling; unconfirmedTimeout = p.unconfirmedTimeout
+        confirmationWindow = p.confirmationWindow; receiverDropoutMemory = p.receiverDropoutMemory
+        confirmationPackets = p.confirmationPackets
+    }
+}
+
 /// What the evidence rule keeps per beacon beside ``ReceptionStatistics``: 28 bytes, updated
 /// per packet with no allocation. The model's silence (two logarithms) is recomputed on each of
 /// the first 64 gaps and then every 16th, as `m` moves by at most 1/128 of a gap per packet.
@@ -142,30 +164,30 @@ public struct PresenceEvidence: Sendable, Hashable {
     var hasPattern: Bool { !meanGap.isNaN }
 
     @inline(__always)
-    mutating func addGap(_ gap: Float, parameters p: EvidenceExitParameters) {
+    mutating func addGap(_ gap: Float, parameters p: EvidenceHot) {
         if gapCount < UInt16.max { gapCount += 1 }
         if meanGap.isNaN {
             meanGap = gap
-            period = min(gap, Float(p.advertisingPeriod))
+            period = min(gap, p.advertisingPeriod)
             longestGap = gap
         } else {
-            meanGap += max(1 / Float(gapCount), Float(p.gapSmoothing)) * (gap - meanGap)
+            meanGap += max(1 / Float(gapCount), p.gapSmoothing) * (gap - meanGap)
             if gap < period { period = gap }
             // First-order fades: exact enough for gaps much shorter than the memories.
-            longestGap = max(gap, longestGap * max(0, 1 - gap / Float(p.gapMemory)))
+            longestGap = max(gap, longestGap * max(0, 1 - gap / p.gapMemory))
         }
         sinceRefresh &+= 1
         if gapCount <= 64 || sinceRefresh >= 16 || model.isNaN {
             model = Float(modelTimeout(p))
             sinceRefresh = 0
         }
-        if recentDropout > 0 { recentDropout = max(0, recentDropout * (1 - gap / Float(p.dropoutMemory))) }
+        if recentDropout > 0 { recentDropout = max(0, recentDropout * (1 - gap / p.dropoutMemory)) }
     }
 
     @inline(__always)
-    mutating func addRSSI(_ rssi: Int8, parameters p: EvidenceExitParameters) {
-        let margin = Float(rssi) - Float(p.sensitivity)
-        signalMargin = signalMargin.isNaN ? margin : signalMargin + Float(p.marginSmoothing) * (margin - signalMargin)
+    mutating func addRSSI(_ rssi: Int8, parameters p: EvidenceHot) {
+        let margin = Float(rssi) - p.sensitivity
+        signalMargin = signalMargin.isNaN ? margin : signalMargin + p.marginSmoothing * (margin - signalMargin)
     }
 
     /// Forgets the gaps (a beacon back after a real departure); the signal margin stays, as the
@@ -182,13 +204,13 @@ public struct PresenceEvidence: Sendable, Hashable {
 
     mutating func learnDropout(_ silence: Float) { recentDropout = max(recentDropout, silence) }
 
-    func isStrong(_ p: EvidenceExitParameters) -> Bool { !signalMargin.isNaN && Double(signalMargin) >= p.strongMargin }
+    func isStrong(_ p: EvidenceHot) -> Bool { !signalMargin.isNaN && signalMargin >= p.strongMargin }
 
     /// The silence implied by the false-exit rate alone (see ``EvidenceExitParameters``).
     @inline(__always)
-    func modelTimeout(_ p: EvidenceExitParameters) -> Double {
-        let effectiveCount = Swift.max(1, Swift.min(Double(gapCount), 2 / p.gapSmoothing - 1))
-        let caution = 1 + p.rateCaution / effectiveCount.squareRoot()
+    func modelTimeout(_ p: EvidenceHot) -> Double {
+        let effectiveCount = Swift.max(1, Swift.min(Double(gapCount), 2 / Double(p.gapSmoothing) - 1))
+        let caution = 1 + Double(p.rateCaution) / effectiveCount.squareRoot()
         let m = Double(meanGap)
         let period = Swift.min(Double(self.period), m)
         let loss = 1 - period / m
@@ -199,11 +221,16 @@ public struct PresenceEvidence: Sendable, Hashable {
     /// Seconds of silence after which the beacon is gone. `receiverDropout` is the receiver's
     /// faded dropout memory, applied to strong beacons.
     @inline(__always)
-    public func timeout(parameters p: EvidenceExitParameters, receiverDropout: Float = 0) -> Double {
+    public func timeout(parameters: EvidenceExitParameters, receiverDropout: Float = 0) -> Double {
+        timeout(EvidenceHot(parameters), receiverDropout: receiverDropout)
+    }
+
+    @inline(__always)
+    func timeout(_ p: EvidenceHot, receiverDropout: Float) -> Double {
         guard hasPattern else { return p.unconfirmedTimeout }
         var dropout = recentDropout
         if receiverDropout > dropout && isStrong(p) { dropout = receiverDropout }
-        let guarded = Swift.max(model.isNaN ? modelTimeout(p) : Double(model), p.tailMargin * Double(longestGap), p.dropoutMargin * Double(dropout))
+        let guarded = Swift.max(model.isNaN ? modelTimeout(p) : Double(model), Double(p.tailMargin * longestGap), Double(p.dropoutMargin * dropout))
         return Swift.min(p.ceiling, Swift.max(p.floor, guarded))
     }
 }
@@ -231,8 +258,8 @@ struct ReceiverDropoutMemory: Sendable, Hashable {
 extension BeaconEngine {
     /// The evidence rule's per-packet bookkeeping of the silence before this packet.
     @inline(__always)
-    mutating func notePresenceGap(_ record: inout TrackedBeacon, sincePrevious: Double, at time: Double,
-                                  rule: EvidenceExitParameters) {
+    static func notePresenceGap(_ record: inout TrackedBeacon, receiverDropout: inout ReceiverDropoutMemory,
+                                sincePrevious: Double, at time: Double, rule: EvidenceHot) {
         if record.isPresent || record.evidence > 0 {
             record.presence.addGap(Float(sincePrevious), parameters: rule)
         } else if record.presence.hasPattern {
@@ -250,18 +277,21 @@ extension BeaconEngine {
     }
 
     /// Whether the packets so far are enough to enter: always for the other rules; for the
-    /// evidence rule, a strong signal or enough confirming packets.
+    /// evidence rule, a strong signal or enough confirming packets. Packets without RSSI (a
+    /// controller that reports none) give nothing to judge, and enter as the fixed rules do.
     @inline(__always)
     func hasEntryEvidence(_ record: TrackedBeacon) -> Bool {
-        guard let rule = hot.evidence else { return true }
-        return Int(record.evidence) >= rule.confirmationPackets || record.presence.isStrong(rule)
+        guard hot.usesEvidence else { return true }
+        let rule = hot.evidenceHot
+        return Int(record.evidence) >= rule.confirmationPackets || record.presence.signalMargin.isNaN
+            || record.presence.isStrong(rule)
     }
 
     @inline(__always)
-    func evidenceTimeout(_ record: TrackedBeacon, rule: EvidenceExitParameters) -> Double {
-        guard record.isPresent else { return rule.confirmationWindow }
-        let learned = receiverDropout.silence > 0 && record.presence.isStrong(rule)
-            ? receiverDropout.faded(at: now, memory: rule.receiverDropoutMemory) : 0
-        return record.presence.timeout(parameters: rule, receiverDropout: learned)
+    func evidenceTimeout(_ record: TrackedBeacon) -> Double {
+        guard record.isPresent else { return hot.evidenceHot.confirmationWindow }
+        let learned = receiverDropout.silence > 0 && record.presence.isStrong(hot.evidenceHot)
+            ? receiverDropout.faded(at: now, memory: hot.evidenceHot.receiverDropoutMemory) : 0
+        return record.presence.timeout(hot.evidenceHot, receiverDropout: learned)
     }
 }

@@ -117,3 +117,11 @@ extension EvidenceExitTests {
         #expect(MemoryLayout<PresenceEvidence>.stride <= 32)
     }
 }
+
+extension EvidenceExitTests {
+    @Test func aPacketWithoutRSSIEntersAsTheFixedRulesDo() throws {
+        var engine = BeaconEngine()
+        try engine.startMonitoring(Fixture.region())
+        #expect(engine.receive(Fixture.sighting(Fixture.identity(), time: 0, rssi: nil)).contains { $0.isEnter })
+    }
+}

@@ -34,7 +34,7 @@ public struct Evaluation: Sendable {
                 return configuration
             }
             return [
-                Variant(name: "default: Kalman, robust log-distance, adaptive exit", configuration: base,
+                Variant(name: "default: Kalman, robust log-distance, evidence exit", configuration: base,
                         measuresMonitoring: true, measuresRanging: true),
                 Variant(name: "filter: ARMA 0.1 (AltBeacon)", configuration: with { $0.filter = .altBeaconARMA },
                         measuresMonitoring: false, measuresRanging: true),
@@ -51,6 +51,8 @@ public struct Evaluation: Sendable {
                 Variant(name: "exit: fixed 10 s (AltBeacon)", configuration: with { $0.exitRule = .altBeacon },
                         measuresMonitoring: true, measuresRanging: false),
                 Variant(name: "exit: fixed 30 s (iOS-like)", configuration: with { $0.exitRule = .iOSLike },
+                        measuresMonitoring: true, measuresRanging: false),
+                Variant(name: "exit: adaptive (before issue 11)", configuration: with { $0.exitRule = .adaptiveDefault },
                         measuresMonitoring: true, measuresRanging: false),
             ]
         }()
@@ -76,6 +78,14 @@ public struct Evaluation: Sendable {
     public init(scenario: Scenario, variants: [Variant] = Variant.standard) {
         self.scenario = scenario
         self.variants = variants
+    }
+
+    /// The standard configurations that measure monitoring, with the default measuring only
+    /// monitoring: for long monitoring runs such as the switched-off benchmark.
+    public static let monitoringVariants: [Variant] = Variant.standard.filter(\.measuresMonitoring).map {
+        var variant = $0
+        variant.measuresRanging = false
+        return variant
     }
 
     /// Runs the whole scenario. `progress` receives the simulated fraction done, about 100 times.
@@ -262,4 +272,6 @@ public struct EvaluationReport: Sendable, Hashable {
     public var trace: RSSITrace
     /// Receiver names in scenario order.
     public var receiverNames: [String]?
+    /// The switched-off benchmark (EvaluationByRate.swift), when the scenario switches beacons off.
+    public var switchedOff: [SwitchedOffResult]? = nil
 }

@@ -20,6 +20,8 @@ struct EvaluationRun {
     private var truthInside: [Set<Int>]
     private var ranging: [RangingAccumulator]
     private var trace: TraceCollector
+    /// Packets per fixed receiver and beacon, for the switched-off benchmark.
+    private var rates: RateAccumulator
     /// Scratch buffer the engines append events to; emptied after each absorb.
     private var pendingEvents: [BeaconEvent] = []
     private var nextSample = 0.0
@@ -53,6 +55,7 @@ struct EvaluationRun {
         engineEvents = Array(repeating: [:], count: variants.count)
         truthInside = Array(repeating: [], count: scenario.receivers.count)
         ranging = Array(repeating: RangingAccumulator(), count: variants.count)
+        rates = RateAccumulator(scenario: scenario)
         trace = TraceCollector(receiver: scenario.receivers.firstIndex { if case .walking = $0.placement { true } else { false } } ?? 0,
                                until: evaluation.traceDuration)
     }
@@ -63,6 +66,7 @@ struct EvaluationRun {
         sampleTruth(until: item.sighting.time, progress: progress)
         guard let receiver = receiverIndex[item.sighting.receiver] else { return }
         trace.add(item, receiver: receiver)
+        rates.add(item.sighting, receiver: receiver)
         for variant in evaluation.variants.indices {
             engines[receiver][variant].receive(item.sighting, into: &pendingEvents)
             if !pendingEvents.isEmpty { absorbPendingEvents(receiver: receiver, variant: variant) }
@@ -134,6 +138,17 @@ struct EvaluationRun {
         pendingEvents.removeAll(keepingCapacity: true)
     }
 
+    /// The switched-off benchmark for each configuration that measures monitoring; nil when no
+    /// beacon of the scenario is ever switched off.
+    private func switchedOffResults() -> [SwitchedOffResult]? {
+        let schedule = scenario.switchSchedule()
+        guard schedule.contains(where: { !$0.isEmpty }) else { return nil }
+        return evaluation.variants.indices.filter { evaluation.variants[$0].measuresMonitoring }.map { variant in
+            rates.result(configuration: evaluation.variants[variant].name, scenario: scenario, schedule: schedule,
+                         events: engineEvents[variant])
+        }
+    }
+
     /// The measurements so far, with the simulation's own statistics.
     func report(statistics: SimulationStatistics) -> EvaluationReport {
         let variants = evaluation.variants
@@ -154,6 +169,7 @@ struct EvaluationRun {
                                 truthEnters: truthEvents.filter { $0.key.entering }.map(\.value.count).reduce(0, +),
                                 truthExits: truthEvents.filter { !$0.key.entering }.map(\.value.count).reduce(0, +),
                                 variants: results, trace: trace.finish(scenario: scenario),
-                                receiverNames: scenario.receivers.map(\.name))
+                                receiverNames: scenario.receivers.map(\.name),
+                                switchedOff: switchedOffResults())
     }
 }

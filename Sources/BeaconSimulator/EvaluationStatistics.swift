@@ -1,10 +1,31 @@
 /// Summary of a sample of values: count, median, 90th and 95th percentiles and maximum.
-public struct Distribution: Sendable, Hashable {
+/// Encoded as JSON numbers, with `null` for values that are not finite (an empty sample, or
+/// an event that never came).
+public struct Distribution: Sendable, Hashable, Codable {
     public var count: Int
     public var p50: Double
     public var p90: Double
     public var p95: Double
     public var max: Double
+
+    private enum CodingKeys: String, CodingKey { case count, p50, p90, p95, max }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        count = try container.decode(Int.self, forKey: .count)
+        p50 = try container.decodeIfPresent(Double.self, forKey: .p50) ?? .nan
+        p90 = try container.decodeIfPresent(Double.self, forKey: .p90) ?? .nan
+        p95 = try container.decodeIfPresent(Double.self, forKey: .p95) ?? .nan
+        max = try container.decodeIfPresent(Double.self, forKey: .max) ?? .nan
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(count, forKey: .count)
+        for (key, value) in [(CodingKeys.p50, p50), (.p90, p90), (.p95, p95), (.max, max)] {
+            if value.isFinite { try container.encode(value, forKey: key) } else { try container.encodeNil(forKey: key) }
+        }
+    }
 
     public init(_ values: [Double]) {
         let sorted = values.sorted()

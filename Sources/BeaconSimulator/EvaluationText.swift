@@ -57,6 +57,7 @@ extension EvaluationReport {
                 lines.append(row([name] + r.confusion[index].map(String.init), widths: [18, 10, 10, 10, 10]))
             }
         }
+        lines += switchedOffText
         return lines.joined(separator: "\n")
     }
 

@@ -65,10 +65,14 @@ public struct SimulatedBeacon: Sendable, Hashable {
     /// A carried beacon (an asset, a person's tag) moves along this path; `position` is then
     /// its first waypoint. Nil for a beacon fixed at `position`.
     public var path: WalkerPath? = nil
+    /// When the beacon is switched off and on again; nil = always on.
+    public var switching: BeaconSwitching?
 
     public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Point,
                 measuredPower: MeasuredPower = .appleDefault, txPower: Double = 0, interval: Double = 0.1,
-                batteryMillivolts: UInt16 = 3000, telemetry: Bool = false, path: WalkerPath? = nil) {
+                batteryMillivolts: UInt16 = 3000, telemetry: Bool = false, path: WalkerPath? = nil,
+                switching: BeaconSwitching? = nil) {
+        self.switching = switching
         self.name = name
         self.identity = identity
         self.address = address

@@ -185,7 +185,7 @@ extension Scenario {
                                bounds: (width: Double, height: Double)) throws(ScenarioError) -> SimulatedBeacon {
         let object = try cursor.object(allowing: [
             "name", "uuid", "major", "minor", "position", "measuredPower", "txPower", "interval", "battery", "tlm", "address",
-            "path",
+            "path", "switching",
         ])
         let (position, path) = try beaconPlacement(object, path: cursor.path, bounds: bounds)
         let uuid = try object.child("uuid").map { cursor throws(ScenarioError) in try parseUUID(cursor) } ?? defaultUUID
@@ -213,7 +213,8 @@ extension Scenario {
             interval: try object.number("interval", default: 0.1, in: 0.02...10.24),
             batteryMillivolts: UInt16(try object.child("battery")?.integer(in: 0...65535) ?? 3000),
             telemetry: try object.bool("tlm", default: false),
-            path: path)
+            path: path,
+            switching: try object.child("switching").map { cursor throws(ScenarioError) in try switching(cursor) })
     }
 
     private static func receiver(_ cursor: JSONCursor, index: Int,

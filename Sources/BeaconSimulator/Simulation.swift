@@ -17,6 +17,8 @@ public struct Simulation: Sendable {
     private var beaconTiming: [SeededGenerator]
     private var eventCounts: [UInt32]
     private var queue = EventHeap()
+    /// Beacons' off periods (see ``BeaconSwitching``).
+    private var switching: SwitchingClock
     private var window: [AdvertisingEvent] = []
     private var cursor = 0
     private var links: [Link]
@@ -48,6 +50,7 @@ public struct Simulation: Sendable {
         radio = seedStream.derived(1)
         beaconTiming = scenario.beacons.indices.map { seedStream.derived(1000 + UInt64($0)) }
         eventCounts = Array(repeating: 0, count: scenario.beacons.count)
+        switching = SwitchingClock(schedule: scenario.switchSchedule())
         switch scenario.channel.fading {
         case .none: fadingHeadroom = 0
         case .logNormal(let sigma): fadingHeadroom = 4.5 * sigma
@@ -86,7 +89,10 @@ public struct Simulation: Sendable {
         }
         for index in scenario.beacons.indices {
             // Beacons are switched on at random moments, so their events start out of phase.
-            let first = beaconTiming[index].uniform(0, scenario.beacons[index].interval)
+            var first = beaconTiming[index].uniform(0, scenario.beacons[index].interval)
+            if switching.isSwitched(index) {
+                first = switching.onTime(first, beacon: index, phase: beaconTiming[index].uniform(0, scenario.beacons[index].interval))
+            }
             queue.push(AdvertisingEvent(time: first, beacon: index))
         }
         for receiverIndex in scenario.receivers.indices { refreshAll(receiverIndex, at: 0) }
@@ -148,7 +154,10 @@ public struct Simulation: Sendable {
         let beacon = scenario.beacons[event.beacon]
         // Core Spec Vol 6 Part B §4.4.2.2.1: T_advEvent = advInterval + advDelay, advDelay a
         // pseudo-random 0–10 ms.
-        let next = event.time + beacon.interval + beaconTiming[event.beacon].uniform(0, 0.010)
+        var next = event.time + beacon.interval + beaconTiming[event.beacon].uniform(0, 0.010)
+        if switching.isSwitched(event.beacon) {
+            next = switching.onTime(next, beacon: event.beacon, phase: beaconTiming[event.beacon].uniform(0, beacon.interval))
+        }
         queue.push(AdvertisingEvent(time: next, beacon: event.beacon))
         eventCounts[event.beacon] &+= 1
         event.sequence = eventCounts[event.beacon]

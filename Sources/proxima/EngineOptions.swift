@@ -18,9 +18,9 @@ struct EngineOptions: ParsableArguments {
     @Flag(help: "Print one JSON object per event instead of a table.")
     var json = false
 
-    @Option(help: ArgumentHelp("When a silent beacon is gone: adaptive, altbeacon (10 s), ios (30 s) or a fixed number of seconds.",
+    @Option(help: ArgumentHelp("When a silent beacon is gone: evidence (the default), adaptive, altbeacon (10 s), ios (30 s) or a fixed number of seconds.",
                                valueName: "RULE"), transform: { try ExitRuleChoice(parsing: $0) })
-    var exitRule: ExitRuleChoice = .adaptive
+    var exitRule: ExitRuleChoice = .evidence
 
     @Option(help: "Packets needed before a beacon counts as present.")
     var entryEvidence: Int = 1

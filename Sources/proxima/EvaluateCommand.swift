@@ -26,6 +26,12 @@ struct Evaluate: AsyncParsableCommand {
                                valueName: "path"))
     var svg: String?
 
+    @Flag(help: "Print the whole report as one JSON object (docs/evaluation.md) instead of the text tables; the plot is written only with --svg.")
+    var json = false
+
+    @Flag(help: "Measure only the monitoring configurations (exit rules), which is much faster: for long runs such as the switched-off benchmark.")
+    var monitoringOnly = false
+
     func validate() throws {
         if let duration {
             do { try Scenario.checkDuration(duration, field: "--duration") } catch { throw ValidationError(error.description) }
@@ -39,10 +45,16 @@ struct Evaluate: AsyncParsableCommand {
         }
         if let duration { loaded.duration = duration }
         let showProgress = isatty(STDERR_FILENO) == 1
-        let report = Evaluation(scenario: loaded).run(progress: showProgress ? { fraction in
+        let variants = monitoringOnly ? Evaluation.monitoringVariants : Evaluation.Variant.standard
+        let report = Evaluation(scenario: loaded, variants: variants).run(progress: showProgress ? { fraction in
             FileHandle.standardError.write(Data("\revaluating: \(Int(fraction * 100)) % of \(Int(loaded.duration)) simulated s".utf8))
         } : nil)
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if json {
+            try StandardOutput.line(String(decoding: try report.jsonData(), as: UTF8.self))
+            if let svg { try Data(report.svg.utf8).write(to: URL(fileURLWithPath: svg)) }
+            return
+        }
         try StandardOutput.line(report.text)
         let location = LocationEvaluation(scenario: loaded)
         if location.applies {

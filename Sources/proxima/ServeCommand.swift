@@ -26,9 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Name of this instance in checkpoints and logs (default host:pid).")
     var instance: String?
 
-    @Option(help: ArgumentHelp("When a gateway's silent beacon is gone: adaptive (docs/monitoring-and-ranging.md), altbeacon (10 s), ios (30 s) or a fixed number of seconds.",
+    @Option(help: ArgumentHelp("When a gateway's silent beacon is gone: evidence (the default; docs/monitoring-and-ranging.md), adaptive, altbeacon (10 s), ios (30 s) or a fixed number of seconds.",
                                valueName: "RULE"), transform: { try ExitRuleChoice(parsing: $0) })
-    var exitRule: ExitRuleChoice = .adaptive
+    var exitRule: ExitRuleChoice = .evidence
 
     @Option(help: "The most beacons each gateway's engine keeps; at the limit the longest-silent absent ones are forgotten.")
     var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit

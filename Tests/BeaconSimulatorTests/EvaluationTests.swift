@@ -16,7 +16,7 @@ import Testing
         #expect(report.truthEnters >= 4)
         #expect(report.truthExits >= 3)
         let byName = Dictionary(uniqueKeysWithValues: report.variants.map { ($0.name, $0) })
-        let adaptive = try #require(byName["default: Kalman, robust log-distance, adaptive exit"]?.monitoring)
+        let adaptive = try #require(byName["default: Kalman, robust log-distance, evidence exit"]?.monitoring)
         let altBeacon = try #require(byName["exit: fixed 10 s (AltBeacon)"]?.monitoring)
         let iOS = try #require(byName["exit: fixed 30 s (iOS-like)"]?.monitoring)
         #expect(adaptive.exitLatency.count > 0 && altBeacon.exitLatency.count > 0 && iOS.exitLatency.count > 0)

@@ -124,7 +124,7 @@ import Testing
         let retail = Self.examples.appendingPathComponent("retail.json").path
         let outcome = try ProximaBinary.run(["evaluate", retail, "--duration", "300", "--plot", plot])
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        for row in ["default: Kalman, robust log-distance, adaptive exit", "exit: fixed 10 s (AltBeacon)", "exit: fixed 30 s (iOS-like)",
+        for row in ["default: Kalman, robust log-distance, evidence exit", "exit: fixed 10 s (AltBeacon)", "exit: fixed 30 s (iOS-like)",
                     "filter: ARMA 0.1 (AltBeacon)", "distance: bleacon", "Proximity confusion"] {
             #expect(outcome.standardOutput.contains(row), "missing \(row)")
         }

@@ -42,6 +42,8 @@ public struct BeaconEngine: Sendable {
     var changedIndices: [Int32] = []
     var forgottenSinceTaken: [BeaconIdentity] = []
     var nextForgetSweep: Double = -.infinity
+    /// The evidence rule's memory of this receiver's dropouts of strong beacons.
+    var receiverDropout = ReceiverDropoutMemory()
 
     /// The latest time the engine has seen.
     public private(set) var now: Double = -.infinity
@@ -234,6 +236,7 @@ public struct BeaconEngine: Sendable {
             } else if record.evidence > 0 {
                 record.evidence = 0
                 record.reception.reset()
+                record.presence.resetPattern()
             }
         }
         // Capped so that a beacon back after hours does not overflow the Kalman prediction.
@@ -250,6 +253,9 @@ public struct BeaconEngine: Sendable {
                     record.reception.reset()
                 }
             }
+        } else if hot.usesEvidence {
+            Self.notePresenceGap(&record, receiverDropout: &receiverDropout, sincePrevious: sincePrevious, at: t, rule: hot.evidenceHot)
+            if let rssi { record.presence.addRSSI(rssi, parameters: hot.evidenceHot) }
         }
         record.lastHeard = t
         record.exitDeadline = t + exitTimeout(record)
@@ -277,8 +283,9 @@ public struct BeaconEngine: Sendable {
 
         if !record.isPresent {
             record.evidence &+= 1
-            if record.evidence >= hot.entryEvidence {
+            if record.evidence >= hot.entryEvidence && hasEntryEvidence(record) {
                 record.isPresent = true
+                if hot.usesEvidence { record.exitDeadline = t + exitTimeout(record) }
                 beacons[index] = record
                 enter(index, at: t, into: &events)
                 return
@@ -341,11 +348,13 @@ public struct BeaconEngine: Sendable {
     /// The longest silence the exit rule can allow any beacon before it exits.
     public var longestExitTimeout: Double {
         if let adaptive = hot.adaptive { return adaptive.ceiling }
+        if let rule = hot.evidence { return Swift.max(rule.ceiling, rule.confirmationWindow) }
         return hot.fixedDelay
     }
 
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
         if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
+        if hot.usesEvidence { return evidenceTimeout(record) }
         return hot.fixedDelay
     }
 
@@ -356,6 +365,7 @@ public struct BeaconEngine: Sendable {
             } else if beacons[index].evidence > 0 {
                 beacons[index].evidence = 0
                 beacons[index].reception.reset()
+                beacons[index].presence.resetPattern()
                 noteChange(index)
             }
         }

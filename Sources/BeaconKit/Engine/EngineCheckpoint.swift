@@ -13,6 +13,9 @@ public struct EngineCheckpoint: Codable, Sendable, Hashable {
     var beacons: [Beacon]
     var monitored: [Monitored]
     var ranged: [BeaconRegion]
+    /// The evidence rule's receiver dropout memory (absent in older checkpoints).
+    var receiverDropout: Float?
+    var receiverDropoutLearnedAt: Double?
 
     public var beaconCount: Int { beacons.count }
 
@@ -50,6 +53,15 @@ public struct EngineCheckpoint: Codable, Sendable, Hashable {
         var proximity: UInt8
         var candidate: UInt8
         var candidateCycles: UInt8
+        /// The evidence rule's state (absent in older checkpoints and for the other rules).
+        var evidenceGap: Float?
+        var evidencePeriod: Float?
+        var evidenceLongestGap: Float?
+        var evidenceMargin: Float?
+        var evidenceDropout: Float?
+        var evidenceGapCount: UInt16?
+        var evidenceModel: Float?
+        var evidenceSinceRefresh: UInt8?
     }
 
     struct Monitored: Codable, Sendable, Hashable {
@@ -77,7 +89,9 @@ extension BeaconEngine {
             version: EngineCheckpoint.currentVersion, now: finite(now), nextCycleEnd: finite(nextCycleEnd),
             nextExitCheck: finite(nextExitCheck), beacons: [],
             monitored: monitoredRegions.map { EngineCheckpoint.Monitored(region: $0, state: state(for: $0.identifier) ?? .outside) },
-            ranged: rangedRegions)
+            ranged: rangedRegions,
+            receiverDropout: receiverDropout.silence > 0 ? receiverDropout.silence : nil,
+            receiverDropoutLearnedAt: receiverDropout.silence > 0 ? finite(receiverDropout.learnedAt) : nil)
     }
 
     func savedBeacon(_ index: Int) -> EngineCheckpoint.Beacon {
@@ -93,7 +107,15 @@ extension BeaconEngine {
             estimate: record.filter.hasEstimate ? record.filter.estimate : nil, variance: record.filter.variance,
             cycleRSSISum: record.cycleRSSISum, cycleRSSICount: record.cycleRSSICount,
             cyclePackets: record.cyclePackets, evidence: record.evidence, isPresent: record.isPresent,
-            proximity: record.proximity.current.rawValue, candidate: candidate.rawValue, candidateCycles: candidateCycles)
+            proximity: record.proximity.current.rawValue, candidate: candidate.rawValue, candidateCycles: candidateCycles,
+            evidenceGap: record.presence.hasPattern ? record.presence.meanGap : nil,
+            evidencePeriod: record.presence.hasPattern ? record.presence.period : nil,
+            evidenceLongestGap: record.presence.longestGap != 0 ? record.presence.longestGap : nil,
+            evidenceMargin: record.presence.signalMargin.isNaN ? nil : record.presence.signalMargin,
+            evidenceDropout: record.presence.recentDropout != 0 ? record.presence.recentDropout : nil,
+            evidenceGapCount: record.presence.gapCount != 0 ? record.presence.gapCount : nil,
+            evidenceModel: record.presence.model.isNaN ? nil : record.presence.model,
+            evidenceSinceRefresh: record.presence.sinceRefresh != 0 ? record.presence.sinceRefresh : nil)
     }
 
     /// An engine that continues where the checkpointed one stopped, with nothing yet to take
@@ -114,6 +136,9 @@ extension BeaconEngine {
             guard let index = intern(saved.identity, measuredPower: MeasuredPower(saved.measuredPower)) else { continue }
             restore(index, from: saved)
         }
+        if let silence = checkpoint.receiverDropout, let learnedAt = checkpoint.receiverDropoutLearnedAt {
+            receiverDropout = ReceiverDropoutMemory(silence: silence, learnedAt: learnedAt)
+        }
         restoreClock(now: checkpoint.now, nextCycleEnd: checkpoint.nextCycleEnd, nextExitCheck: checkpoint.nextExitCheck)
         _ = takeChanges()
     }
@@ -127,6 +152,16 @@ extension TrackedBeacon {
             reception = ReceptionStatistics(meanGap: meanGap, gapDeviation: saved.gapDeviation,
                                             recentDropout: saved.recentDropout ?? 0)
         }
+        if let gap = saved.evidenceGap, let period = saved.evidencePeriod {
+            presence.meanGap = gap
+            presence.period = period
+        }
+        presence.longestGap = saved.evidenceLongestGap ?? 0
+        presence.signalMargin = saved.evidenceMargin ?? .nan
+        presence.recentDropout = saved.evidenceDropout ?? 0
+        presence.gapCount = saved.evidenceGapCount ?? (saved.evidenceGap != nil ? 1 : 0)
+        presence.model = saved.evidenceModel ?? .nan
+        presence.sinceRefresh = saved.evidenceSinceRefresh ?? 0
         filter.estimate = saved.estimate ?? .nan
         filter.variance = saved.variance
         cycleRSSISum = saved.cycleRSSISum

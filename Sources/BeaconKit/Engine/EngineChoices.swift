@@ -60,21 +60,23 @@ public enum DistanceModelChoice: String, NamedChoice {
     }
 }
 
-/// The exit rules by name: `adaptive` (the default), `altbeacon` (10 s), `ios` (30 s), or a
-/// fixed delay written as a positive number of seconds.
+/// The exit rules by name: `evidence` (the default), `adaptive`, `altbeacon` (10 s), `ios`
+/// (30 s), or a fixed delay written as a positive number of seconds.
 public enum ExitRuleChoice: Sendable, Hashable, CaseIterable, LosslessStringConvertible {
+    case evidence
     case adaptive
     case altBeacon
     case iOS
     case seconds(Double)
 
     /// The named rules; any positive number of seconds is accepted too.
-    public static let allCases: [ExitRuleChoice] = [.adaptive, .altBeacon, .iOS]
+    public static let allCases: [ExitRuleChoice] = [.evidence, .adaptive, .altBeacon, .iOS]
 
-    static let expected = "adaptive, altbeacon, ios or a positive number of seconds"
+    static let expected = "evidence, adaptive, altbeacon, ios or a positive number of seconds"
 
     public init?(_ description: String) {
         switch description.lowercased() {
+        case "evidence": self = .evidence
         case "adaptive": self = .adaptive
         case "altbeacon": self = .altBeacon
         case "ios": self = .iOS
@@ -91,6 +93,7 @@ public enum ExitRuleChoice: Sendable, Hashable, CaseIterable, LosslessStringConv
 
     public var description: String {
         switch self {
+        case .evidence: "evidence"
         case .adaptive: "adaptive"
         case .altBeacon: "altbeacon"
         case .iOS: "ios"
@@ -100,15 +103,16 @@ public enum ExitRuleChoice: Sendable, Hashable, CaseIterable, LosslessStringConv
 
     public var rule: ExitRule {
         switch self {
-        case .adaptive: .default
+        case .evidence: .default
+        case .adaptive: .adaptiveDefault
         case .altBeacon: .altBeacon
         case .iOS: .iOSLike
         case .seconds(let seconds): .fixedDelay(seconds: seconds)
         }
     }
 
-    /// The silence after which every beacon exits, or nil for the adaptive rule, whose timeout
-    /// is each beacon's own.
+    /// The silence after which every beacon exits, or nil for the evidence and adaptive rules,
+    /// whose timeout is each beacon's own.
     public var fixedDelay: Double? {
         if case .fixedDelay(let seconds) = rule { return seconds }
         return nil

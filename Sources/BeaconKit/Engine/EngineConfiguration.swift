@@ -46,6 +46,11 @@ struct HotParameters: Sendable {
     var measurementNoise: Float = 0
     var armaCoefficient: Float = 0
     var adaptive: AdaptiveExitParameters?
+    var evidence: EvidenceExitParameters?
+    /// The evidence rule's parameters as Floats, read in place by the packet path (binding the
+    /// optional above would copy the whole struct per packet).
+    var usesEvidence = false
+    var evidenceHot = EvidenceHot(.default)
     var fixedDelay: Double = 0
     var entryEvidence: UInt16
     /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
@@ -74,6 +79,10 @@ struct HotParameters: Sendable {
         switch configuration.exitRule {
         case .adaptive(let parameters): adaptive = parameters
         case .fixedDelay(let seconds): fixedDelay = seconds
+        case .evidence(let parameters):
+            evidence = parameters
+            usesEvidence = true
+            evidenceHot = EvidenceHot(parameters)
         }
         entryEvidence = UInt16(clamping: configuration.entryEvidence)
     }

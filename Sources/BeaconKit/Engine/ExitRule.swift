@@ -5,8 +5,14 @@ public enum ExitRule: Sendable, Hashable {
     case adaptive(AdaptiveExitParameters)
     /// Exit after a fixed silence, whatever the beacon's rate.
     case fixedDelay(seconds: Double)
+    /// Enter on strong or confirmed evidence and exit after the silence that the beacon's
+    /// reception rate, signal margin and dropouts allow at a chosen false-exit rate; see
+    /// ``EvidenceExitParameters``.
+    case evidence(EvidenceExitParameters)
 
-    public static let `default` = ExitRule.adaptive(.default)
+    public static let `default` = ExitRule.evidence(.default)
+    /// The adaptive rule with its defaults (the default rule before the evidence rule).
+    public static let adaptiveDefault = ExitRule.adaptive(.default)
     /// AltBeacon's region exit period (10 s).
     public static let altBeacon = ExitRule.fixedDelay(seconds: 10)
     /// About what iOS does in the foreground (30 s).

@@ -12,6 +12,8 @@ struct TrackedBeacon: Sendable {
     /// When the current silence turns into an exit (or lapses the entry evidence).
     var exitDeadline: Double = -.infinity
     var reception = ReceptionStatistics()
+    /// The evidence rule's per-beacon knowledge (unused by the other rules).
+    var presence = PresenceEvidence()
     var filter = RSSIFilterState()
     var cycleRSSISum: Int32 = 0
     var pathLossExponent: Float

@@ -21,7 +21,7 @@ import Testing
         #expect(DistanceModelChoice(choice.description) == choice)
     }
 
-    @Test(arguments: [("adaptive", ExitRule.default), ("altbeacon", .altBeacon), ("iOS", .iOSLike),
+    @Test(arguments: [("evidence", ExitRule.default), ("adaptive", .adaptiveDefault), ("altbeacon", .altBeacon), ("iOS", .iOSLike),
                       ("12.5", .fixedDelay(seconds: 12.5))])
     func exitRuleNames(text: String, rule: ExitRule) throws {
         let choice = try ExitRuleChoice(parsing: text)
@@ -31,13 +31,14 @@ import Testing
 
     @Test func fixedDelayIsNilOnlyForTheAdaptiveRule() throws {
         #expect(try ExitRuleChoice(parsing: "adaptive").fixedDelay == nil)
+        #expect(try ExitRuleChoice(parsing: "evidence").fixedDelay == nil)
         #expect(try ExitRuleChoice(parsing: "ios").fixedDelay == 30)
         #expect(try ExitRuleChoice(parsing: "7").fixedDelay == 7)
     }
 
     @Test(arguments: ["0", "-3", "nan", "inf", "soon", ""])
     func exitRuleRefusals(text: String) {
-        #expect(throws: ChoiceError(setting: "exit rule", expected: "adaptive, altbeacon, ios or a positive number of seconds",
+        #expect(throws: ChoiceError(setting: "exit rule", expected: "evidence, adaptive, altbeacon, ios or a positive number of seconds",
                                     found: text)) { try ExitRuleChoice(parsing: text) }
     }
 

@@ -92,10 +92,13 @@ import Testing
     }
 
     @Test func settlingTimeCoversTheLongestExitAndTrackingAge() async {
-        let adaptive = BeaconManager(configuration: EngineConfiguration(trackingAge: 50))
+        let adaptive = BeaconManager(configuration: EngineConfiguration(exitRule: .adaptiveDefault, trackingAge: 50))
+        let evidence = BeaconManager(configuration: EngineConfiguration(trackingAge: 50))
         let fixed = BeaconManager(configuration: Self.fiveSeconds)
         // Adaptive: the tracking age (50 s) outlasts the ceiling (30 s); fixed: 5 s vs 5 s.
         #expect(await adaptive.settlingTime == 50 + 1 + 0.1)
+        // Evidence (the default): the ceiling (60 s) outlasts the tracking age.
+        #expect(await evidence.settlingTime == 60 + 1 + 0.1)
         #expect(await fixed.settlingTime == 5 + 1 + 0.1)
     }
 }

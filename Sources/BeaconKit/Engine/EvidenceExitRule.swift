@@ -1,0 +1,297 @@
+import Foundation
+
+/// The evidence rule: entry and exit decided from everything one receiver knows about a beacon,
+/// sized to a chosen false-exit rate instead of a fixed or gap-shaped delay.
+///
+/// **Exit.** While a beacon is present, its packets are modelled as advertising events every
+/// `P` seconds (the advertising period: the shortest gap seen, never more than
+/// `advertisingPeriod`), each received independently with probability `p = P / m`, where `m` is
+/// the slowly smoothed gap between received packets. The chance that a present beacon stays
+/// silent for `s` seconds is then `(1 − p)^(s/P − 1)`, and there are `3600 / m` gaps an hour, so
+/// the shortest silence that keeps false exits at `falseExitRate` per beacon-hour is
+///
+///     model = P · (1 + ln(3600 / (m · ε)) / −ln(1 − p))
+///
+/// For a weak beacon (p small) this is Poisson's bound `T* = ln(3600·λ/ε)/λ` with `λ = 1/m`; for
+/// a beacon heard on nearly every event it shrinks towards one period, and the floor applies.
+/// Three guards cover what the independent-loss model misses:
+/// - the recent tail: at least `tailMargin` × the longest gap seen lately (the memory fades over
+///   `gapMemory` seconds of reception), for correlated losses such as a scanner parked on a bad
+///   channel;
+/// - the beacon's dropouts: a beacon back within `longestDropout` seconds after an exit was only
+///   dropped out, and the timeout stays at least `dropoutMargin` × that silence (fading over
+///   `dropoutMemory` seconds of reception), as in the adaptive rule;
+/// - the receiver's dropouts: a beacon that falls silent while it was *strong* (its recent RSSI
+///   at least `strongMargin` dB above `sensitivity`) cannot have faded out of range; it was
+///   blocked (a body, a door). When such a dropout ends in a quick return, the receiver learns
+///   it (one memory per engine, fading over `receiverDropoutMemory` seconds), and every strong
+///   beacon of that receiver keeps a timeout of at least `dropoutMargin` × that silence. A
+///   fixed gateway never learns one and exits at the model's speed; a phone in a pocket learns
+///   it on its first flap and stops flapping for all its beacons.
+///
+/// **Entry.** A single packet is weak evidence when it is heard near the sensitivity (shadowing
+/// and fading lift single packets out of the floor far beyond the range where the beacon is
+/// really heard). A packet at least `strongMargin` dB above the sensitivity enters at once; a
+/// weaker one enters only with `confirmationPackets` packets, each within `confirmationWindow`
+/// seconds of the previous one. A beacon that entered on one strong packet and was not heard
+/// again waits `unconfirmedTimeout` (one packet says nothing of its rate). Packets without RSSI
+/// give no strength to judge: they enter on the first packet, as the fixed rules do.
+public struct EvidenceExitParameters: Sendable, Hashable {
+    /// ε: false exits per beacon-hour the model allows.
+    public var falseExitRate: Double
+    /// Shortest timeout, seconds.
+    public var floor: Double
+    /// Longest timeout, seconds.
+    public var ceiling: Double
+    /// The longest advertising period assumed before a shorter gap is seen: twice the iBeacon 100 ms,
+    /// so that 5–10 Hz beacons are recognised from their first gap while a weak beacon whose first
+    /// gaps are long is still treated as one heard on few of many events.
+    public var advertisingPeriod: Double
+    /// Weight of a new gap in the smoothed gap `m` (slow: the rate sets the timeout's size);
+    /// the first gaps are averaged equally until their weight falls to this.
+    public var gapSmoothing: Double
+    /// How cautious the model is while the rate rests on few gaps: its timeout is stretched by
+    /// `1 + rateCaution / √n` for `n` gaps (at most the smoothing's effective count), so a
+    /// beacon that has just entered or come back is not judged on a couple of lucky gaps.
+    public var rateCaution: Double
+    /// The timeout is at least this × the longest recent gap...
+    public var tailMargin: Double
+    /// ...whose memory fades over this many seconds of reception.
+    public var gapMemory: Double
+    /// After a dropout the timeout stays at least this × that silence.
+    public var dropoutMargin: Double
+    /// Fading of a beacon's own dropout memory, seconds of reception.
+    public var dropoutMemory: Double
+    /// Silences longer than this, even if followed by a return, were departures, not dropouts.
+    public var longestDropout: Double
+    /// Fading of the receiver's dropout memory, seconds.
+    public var receiverDropoutMemory: Double
+    /// The receiver's sensitivity, dBm: RSSI is judged by its margin above this.
+    public var sensitivity: Double
+    /// A beacon this many dB above the sensitivity is strong: it enters on one packet, and its
+    /// silence is a blockage rather than a departure.
+    public var strongMargin: Double
+    /// Weight of a new RSSI in the recent signal margin.
+    public var marginSmoothing: Double
+    /// Packets a weak beacon needs before it enters.
+    public var confirmationPackets: Int
+    /// Seconds within which each confirming packet must follow the previous one.
+    public var confirmationWindow: Double
+    /// Timeout of a beacon present on a single strong packet.
+    public var unconfirmedTimeout: Double
+
+    public init(falseExitRate: Double = 1e-4, floor: Double = 1, ceiling: Double = 60, advertisingPeriod: Double = 0.2,
+                gapSmoothing: Double = 1.0 / 128, rateCaution: Double = 1, tailMargin: Double = 1.5, gapMemory: Double = 300,
+                dropoutMargin: Double = 1.5, dropoutMemory: Double = 120, longestDropout: Double = 8,
+                receiverDropoutMemory: Double = 600, sensitivity: Double = -100, strongMargin: Double = 12,
+                marginSmoothing: Double = 1.0 / 4, confirmationPackets: Int = 2, confirmationWindow: Double = 10,
+                unconfirmedTimeout: Double = 10) {
+        self.falseExitRate = min(1, max(1e-12, falseExitRate))
+        self.floor = max(0, floor)
+        self.ceiling = max(self.floor, ceiling)
+        self.advertisingPeriod = max(1e-3, advertisingPeriod)
+        self.gapSmoothing = min(1, max(1e-4, gapSmoothing))
+        self.rateCaution = max(0, rateCaution)
+        self.tailMargin = max(0, tailMargin)
+        self.gapMemory = max(1, gapMemory)
+        self.dropoutMargin = max(0, dropoutMargin)
+        self.dropoutMemory = max(1, dropoutMemory)
+        self.longestDropout = max(0, longestDropout)
+        self.receiverDropoutMemory = max(1, receiverDropoutMemory)
+        self.sensitivity = sensitivity
+        self.strongMargin = strongMargin
+        self.marginSmoothing = min(1, max(1e-4, marginSmoothing))
+        self.confirmationPackets = max(1, confirmationPackets)
+        self.confirmationWindow = max(0, confirmationWindow)
+        self.unconfirmedTimeout = max(self.floor, min(self.ceiling, unconfirmedTimeout))
+    }
+
+    public static let `default` = EvidenceExitParameters()
+
+    /// The bound no rule can beat at false-exit rate `ε` for Poisson reception at `rate`
+    /// packets/s: a gap longer than `T` happens with probability `e^(−λT)`, and there are
+    /// `3600·λ` gaps an hour, so `T* = ln(3600·λ/ε)/λ`.
+    public static func poissonBound(rate: Double, falseExitsPerHour epsilon: Double = 1e-4) -> Double {
+        guard rate > 0, epsilon > 0 else { return .infinity }
+        return log(3600 * rate / epsilon) / rate
+    }
+}
+
+/// The parameters as the per-packet path reads them, converted once (``HotParameters``).
+struct EvidenceHot: Sendable {
+    var advertisingPeriod: Float, gapSmoothing: Float, gapMemory: Float, dropoutMemory: Float
+    var sensitivity: Float, marginSmoothing: Float, strongMargin: Float, rateCaution: Float
+    var tailMargin: Float, dropoutMargin: Float, longestDropout: Double
+    var falseExitRate: Double, floor: Double, ceiling: Double, unconfirmedTimeout: Double
+    var confirmationWindow: Double, receiverDropoutMemory: Double
+    var confirmationPackets: Int
+
+    init(_ p: EvidenceExitParameters) {
+        advertisingPeriod = Float(p.advertisingPeriod); gapSmoothing = Float(p.gapSmoothing)
+        gapMemory = Float(p.gapMemory); dropoutMemory = Float(p.dropoutMemory)
+        sensitivity = Float(p.sensitivity); marginSmoothing = Float(p.marginSmoothing)
+        strongMargin = Float(p.strongMargin); rateCaution = Float(p.rateCaution)
+        tailMargin = Float(p.tailMargin); dropoutMargin = Float(p.dropoutMargin); longestDropout = p.longestDropout
+        falseExitRate = p.falseExitRate; floor = p.floor; ceiling = p.ceiling; unconfirmedTimeout = p.unconfirmedTimeout
+        confirmationWindow = p.confirmationWindow; receiverDropoutMemory = p.receiverDropoutMemory
+        confirmationPackets = p.confirmationPackets
+    }
+}
+
+/// What the evidence rule keeps per beacon beside ``ReceptionStatistics``: 28 bytes, updated
+/// per packet with no allocation. The model's silence (two logarithms) is recomputed on each of
+/// the first 64 gaps and then every 16th, as `m` moves by at most 1/128 of a gap per packet.
+public struct PresenceEvidence: Sendable, Hashable {
+    /// Slowly smoothed gap between packets, seconds; NaN before the first gap.
+    public internal(set) var meanGap: Float = .nan
+    /// The advertising period: the shortest gap seen (at most the assumed period).
+    public internal(set) var period: Float = .nan
+    /// The longest recent gap, fading as packets arrive.
+    public internal(set) var longestGap: Float = 0
+    /// Recent RSSI above the sensitivity, dB; NaN before an RSSI is known.
+    public internal(set) var signalMargin: Float = .nan
+    /// The longest recent dropout of this beacon, fading as packets arrive.
+    public internal(set) var recentDropout: Float = 0
+    /// Gaps averaged into `meanGap` (saturating).
+    public internal(set) var gapCount: UInt16 = 0
+    /// Gaps since the model's silence was last computed.
+    var sinceRefresh: UInt8 = 0
+    /// The model's silence as last computed, seconds; NaN when not yet computed.
+    var model: Float = .nan
+
+    public init() {}
+
+    var hasPattern: Bool { !meanGap.isNaN }
+
+    @inline(__always)
+    mutating func addGap(_ gap: Float, parameters p: EvidenceHot) {
+        if gapCount < UInt16.max { gapCount += 1 }
+        if meanGap.isNaN {
+            meanGap = gap
+            period = min(gap, p.advertisingPeriod)
+            longestGap = gap
+        } else {
+            meanGap += max(1 / Float(gapCount), p.gapSmoothing) * (gap - meanGap)
+            if gap < period { period = gap }
+            // First-order fades: exact enough for gaps much shorter than the memories.
+            longestGap = max(gap, longestGap * max(0, 1 - gap / p.gapMemory))
+        }
+        sinceRefresh &+= 1
+        if gapCount <= 64 || sinceRefresh >= 16 || model.isNaN {
+            model = Float(modelTimeout(p))
+            sinceRefresh = 0
+        }
+        if recentDropout > 0 { recentDropout = max(0, recentDropout * (1 - gap / p.dropoutMemory)) }
+    }
+
+    @inline(__always)
+    mutating func addRSSI(_ rssi: Int8, parameters p: EvidenceHot) {
+        let margin = Float(rssi) - p.sensitivity
+        signalMargin = signalMargin.isNaN ? margin : signalMargin + p.marginSmoothing * (margin - signalMargin)
+    }
+
+    /// Forgets the gaps (a beacon back after a real departure); the signal margin stays, as the
+    /// latest knowledge of its strength.
+    mutating func resetPattern() {
+        meanGap = .nan
+        period = .nan
+        longestGap = 0
+        recentDropout = 0
+        gapCount = 0
+        sinceRefresh = 0
+        model = .nan
+    }
+
+    mutating func learnDropout(_ silence: Float) { recentDropout = max(recentDropout, silence) }
+
+    func isStrong(_ p: EvidenceHot) -> Bool { !signalMargin.isNaN && signalMargin >= p.strongMargin }
+
+    /// The silence implied by the false-exit rate alone (see ``EvidenceExitParameters``).
+    @inline(__always)
+    func modelTimeout(_ p: EvidenceHot) -> Double {
+        let effectiveCount = Swift.max(1, Swift.min(Double(gapCount), 2 / Double(p.gapSmoothing) - 1))
+        let caution = 1 + Double(p.rateCaution) / effectiveCount.squareRoot()
+        let m = Double(meanGap)
+        let period = Swift.min(Double(self.period), m)
+        let loss = 1 - period / m
+        guard loss > 1e-9 else { return period }
+        return caution * period * (1 + log(3600 / (m * p.falseExitRate)) / -log(loss))
+    }
+
+    /// Seconds of silence after which the beacon is gone. `receiverDropout` is the receiver's
+    /// faded dropout memory, applied to strong beacons.
+    @inline(__always)
+    public func timeout(parameters: EvidenceExitParameters, receiverDropout: Float = 0) -> Double {
+        timeout(EvidenceHot(parameters), receiverDropout: receiverDropout)
+    }
+
+    @inline(__always)
+    func timeout(_ p: EvidenceHot, receiverDropout: Float) -> Double {
+        guard hasPattern else { return p.unconfirmedTimeout }
+        var dropout = recentDropout
+        if receiverDropout > dropout && isStrong(p) { dropout = receiverDropout }
+        let guarded = Swift.max(model.isNaN ? modelTimeout(p) : Double(model), Double(p.tailMargin * longestGap), Double(p.dropoutMargin * dropout))
+        return Swift.min(p.ceiling, Swift.max(p.floor, guarded))
+    }
+}
+
+/// The receiver's own memory of dropouts of strong beacons (see ``EvidenceExitParameters``):
+/// one per engine.
+struct ReceiverDropoutMemory: Sendable, Hashable {
+    var silence: Float = 0
+    var learnedAt: Double = -.infinity
+
+    func faded(at time: Double, memory: Double) -> Float {
+        guard silence > 0, time.isFinite, learnedAt.isFinite else { return 0 }
+        return silence * Float(exp(-Swift.max(0, time - learnedAt) / memory))
+    }
+
+    mutating func learn(_ dropout: Float, at time: Double, memory: Double) {
+        let current = faded(at: time, memory: memory)
+        if dropout >= current {
+            silence = dropout
+            learnedAt = time
+        }
+    }
+}
+
+extension BeaconEngine {
+    /// The evidence rule's per-packet bookkeeping of the silence before this packet.
+    @inline(__always)
+    static func notePresenceGap(_ record: inout TrackedBeacon, receiverDropout: inout ReceiverDropoutMemory,
+                                sincePrevious: Double, at time: Double, rule: EvidenceHot) {
+        if record.isPresent || record.evidence > 0 {
+            record.presence.addGap(Float(sincePrevious), parameters: rule)
+        } else if record.presence.hasPattern {
+            // Back soon after an exit: in hindsight the exit was a dropout. Back later, it was a
+            // departure, and the pattern starts afresh.
+            if sincePrevious <= rule.longestDropout {
+                record.presence.learnDropout(Float(sincePrevious))
+                if record.presence.isStrong(rule) {
+                    receiverDropout.learn(Float(sincePrevious), at: time, memory: rule.receiverDropoutMemory)
+                }
+            } else {
+                record.presence.resetPattern()
+            }
+        }
+    }
+
+    /// Whether the packets so far are enough to enter: always for the other rules; for the
+    /// evidence rule, a strong signal or enough confirming packets. Packets without RSSI (a
+    /// controller that reports none) give nothing to judge, and enter as the fixed rules do.
+    @inline(__always)
+    func hasEntryEvidence(_ record: TrackedBeacon) -> Bool {
+        guard hot.usesEvidence else { return true }
+        let rule = hot.evidenceHot
+        return Int(record.evidence) >= rule.confirmationPackets || record.presence.signalMargin.isNaN
+            || record.presence.isStrong(rule)
+    }
+
+    @inline(__always)
+    func evidenceTimeout(_ record: TrackedBeacon) -> Double {
+        guard record.isPresent else { return hot.evidenceHot.confirmationWindow }
+        let learned = receiverDropout.silence > 0 && record.presence.isStrong(hot.evidenceHot)
+            ? receiverDropout.faded(at: now, memory: hot.evidenceHot.receiverDropoutMemory) : 0
+        return record.presence.timeout(hot.evidenceHot, receiverDropout: learned)
+    }
+}

@@ -80,7 +80,7 @@ import Testing
         #expect(configurations.count == Evaluation.Variant.standard.count)
         #expect(object["switchedOff"] == nil)
         let decoded = try EvaluationReport.jsonDecoder().decode(EvaluationJSON.self, from: report.jsonData())
-        #expect(decoded.configurations.compactMap(\.ranging).count == 6)
-        #expect(decoded.configurations.compactMap(\.monitoring).count == 4)
+        #expect(decoded.configurations.compactMap(\.ranging).count == Evaluation.Variant.standard.filter(\.measuresRanging).count)
+        #expect(decoded.configurations.compactMap(\.monitoring).count == Evaluation.Variant.standard.filter(\.measuresMonitoring).count)
     }
 }

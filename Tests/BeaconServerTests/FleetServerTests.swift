@@ -98,7 +98,7 @@ struct FleetServerTests {
             try await client.execute(uri: "/v1/fleet?site=\(fleet.harness.office.site.id)", method: .get,
                                      headers: fleet.harness.headers(.readOnly)) { response in
                 #expect(response.status == .ok)
-                let reply = try response.json(ProximaServer.FleetReply.self)
+                let reply = try response.json(FleetSummary.self)
                 let row = try #require(reply.beacons.first { $0.identity == mordor })
                 #expect(row.state == .alert)
                 #expect(row.findings.first?.check == .missing)
@@ -106,6 +106,12 @@ struct FleetServerTests {
                 #expect(row.heardBy.first?.expected == true)
                 #expect(row.missingAfter == 10)
                 #expect(row.lastHeard.map { $0 <= 1_080 && $0 > 1_079 } == true)
+                // `proxima fleet` prints this reply as a table.
+                let table = FleetTable.lines(reply)
+                let line = try #require(table.first { $0.contains("Mordor") })
+                #expect(line.hasPrefix("alert"))
+                #expect(line.contains("door 5.0/s"), "\(line)")
+                #expect(table.contains { $0.contains("missing (alert): not heard for") }, "\(table)")
             }
 
             let back = try await fleet.run(1_101...1_103, heard: [mordor])
@@ -113,7 +119,7 @@ struct FleetServerTests {
             #expect(cleared.kindName == "alertCleared")
             #expect(cleared.fleet?.alertID == raised.fleet?.alertID)
             try await client.execute(uri: "/v1/fleet/alerts", method: .get, headers: fleet.harness.headers(.readOnly)) { response in
-                let alerts = try response.json(ProximaServer.AlertsReply.self).alerts
+                let alerts = try response.json(FleetAlertList.self).alerts
                 #expect(alerts.isEmpty, "\(alerts)")
             }
         }
@@ -129,14 +135,14 @@ struct FleetServerTests {
             #expect(raised.siteID == nil)
             try await client.execute(uri: "/v1/fleet/alerts", method: .get, headers: fleet.harness.headers(.readOnly)) { response in
                 #expect(response.status == .ok)
-                let alerts = try response.json(ProximaServer.AlertsReply.self).alerts
+                let alerts = try response.json(FleetAlertList.self).alerts
                 let alert = try #require(alerts.first { $0.check == .unregistered })
                 #expect(alert.subject.minor == 4242)
                 #expect(alert.acknowledged == false)
                 #expect(alert.reason.contains("door"), "\(alert.reason)")
             }
             try await client.execute(uri: "/v1/fleet", method: .get, headers: fleet.harness.headers(.readOnly)) { response in
-                let reply = try response.json(ProximaServer.FleetReply.self)
+                let reply = try response.json(FleetSummary.self)
                 let entry = try #require(reply.unregistered.first)
                 #expect(entry.minor == 4242)
                 #expect(entry.strongestByGateway["door"] == -60)
@@ -168,7 +174,7 @@ struct FleetServerTests {
             }
             let now = fleet.clock.now
             try await client.execute(uri: "/v1/fleet/alerts", method: .get, headers: fleet.harness.headers(.readOnly)) { response in
-                let alert = try #require(try response.json(ProximaServer.AlertsReply.self).alerts.first { $0.id == id })
+                let alert = try #require(try response.json(FleetAlertList.self).alerts.first { $0.id == id })
                 #expect(alert.acknowledged)
                 #expect(alert.acknowledgedAt == now)
             }
@@ -221,7 +227,7 @@ struct FleetServerTests {
                 #expect(response.status == .created, "\(response.text)")
             }
             try await client.execute(uri: "/v1/fleet", method: .get, headers: fleet.harness.headers(.readOnly)) { response in
-                let reply = try response.json(ProximaServer.FleetReply.self)
+                let reply = try response.json(FleetSummary.self)
                 #expect(reply.beacons.count == 2)
                 #expect(reply.beacons.contains { $0.label == "Bloomington Office – Restroom: Gents" })
                 // Mordor's learnt link survived the reload.

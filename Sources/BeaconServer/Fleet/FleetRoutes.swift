@@ -4,50 +4,25 @@ import Foundation
 import Hummingbird
 
 extension ProximaServer {
-    /// `GET /v1/fleet`: the fleet table and the unknown identities heard.
-    struct FleetReply: Codable {
-        var siteID: Int?
-        /// The gateways' clock the table was made at; nil before the first batch.
-        var time: Double?
-        var beacons: [BeaconHealth]
-        var unregistered: [UnregisteredEntry]
-    }
-
-    struct UnregisteredEntry: Codable {
-        var subject: String
-        var uuid: UUID
-        var major: UInt16
-        var minor: UInt16
-        var firstHeard: Double
-        var lastHeard: Double
-        var packets: Int
-        /// Gateway name → strongest RSSI it heard, so someone can walk to the device.
-        var strongestByGateway: [String: Int]
-    }
-
-    struct AlertsReply: Codable {
-        var alerts: [FleetAlert]
-    }
-
     func addFleetRoutes(to router: Router<ProximaRequestContext>) {
         router.get("/v1/fleet") { [store, ingestion] request, context in
             try context.require(.read)
             let siteID = try await Self.siteFilter(request, store: store)
-            guard let fleet = ingestion.fleet else { return try Self.json(FleetReply(siteID: siteID, beacons: [], unregistered: [])) }
+            guard let fleet = ingestion.fleet else { return try Self.json(FleetSummary(siteID: siteID, beacons: [], unregistered: [])) }
             try await fleet.refreshRegistry(store: store)
             let unregistered = fleet.unregistered(siteID: siteID).map { entry in
-                UnregisteredEntry(subject: FleetOccurrence.Subject(.beacon(entry.identity)).name, uuid: entry.identity.uuid,
+                UnregisteredIdentity(subject: FleetOccurrence.Subject(.beacon(entry.identity)).name, uuid: entry.identity.uuid,
                                   major: entry.identity.major, minor: entry.identity.minor, firstHeard: entry.firstHeard,
                                   lastHeard: entry.lastHeard, packets: entry.packets,
                                   strongestByGateway: entry.strongestByGateway.mapValues(Int.init))
             }
-            return try Self.json(FleetReply(siteID: siteID, time: fleet.now, beacons: fleet.report(siteID: siteID).map(Self.finite),
+            return try Self.json(FleetSummary(siteID: siteID, time: fleet.now, beacons: fleet.report(siteID: siteID).map(Self.finite),
                                             unregistered: unregistered))
         }
         router.get("/v1/fleet/alerts") { [store] request, context in
             try context.require(.read)
             let siteID = try await Self.siteFilter(request, store: store)
-            return try Self.json(AlertsReply(alerts: try await store.openFleetAlerts(siteID: siteID)))
+            return try Self.json(FleetAlertList(alerts: try await store.openFleetAlerts(siteID: siteID)))
         }
         router.post("/v1/fleet/alerts/:id/ack") { [store, ingestion] _, context in
             let principal = try context.require(.operate)

@@ -236,3 +236,27 @@ struct FleetServerTests {
         }
     }
 }
+
+extension FleetServerTests {
+    /// Every fleet route is in /openapi.yaml, and the answers carry what their `required` lists say.
+    @Test func openAPIDocumentsTheFleetRoutes() throws {
+        let document = ProximaServer.openAPIDocument
+        for path in ["/v1/fleet", "/v1/fleet/alerts", "/v1/fleet/alerts/{id}/ack"] {
+            #expect(document.contains("\n  \(path):\n"), "missing \(path)")
+        }
+        let subject = FleetOccurrence.Subject(.gateway("door"))
+        let alert = FleetAlert(id: 1, check: .identityFlood, level: .alert, reason: "flood", subject: subject, siteID: nil, label: "door",
+                               raisedAt: 1, updatedAt: 1, clearedAt: nil, acknowledged: false, acknowledgedBy: nil, acknowledgedAt: nil)
+        let answers: [(String, any Encodable)] = [
+            ("FleetEvent", FleetOccurrence(kind: .alertRaised, time: 1, alertID: 1, check: .identityFlood, level: .alert,
+                                           previousLevel: .ok, reason: "flood", subject: subject)),
+            ("FleetSubject", subject),
+            ("FleetAlert", alert),
+        ]
+        for (name, value) in answers {
+            let schema = try OpenAPIContractTests.Schema(named: name, in: document)
+            let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any])
+            #expect(Set(object.keys) == schema.required, "\(name): carries \(object.keys.sorted()), documents \(schema.required.sorted())")
+        }
+    }
+}

@@ -57,8 +57,13 @@ struct FleetCommand: AsyncParsableCommand {
         let response = try await client.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 64 * 1024 * 1024)
         guard response.status.code == 200 else {
-            throw ValidationError("\(url): the server answered \(response.status.code) \(String(buffer: body).prefix(500))")
+            throw FleetRequestFailure(description: "\(url): the server answered \(response.status.code) \(String(buffer: body).prefix(500))")
         }
         return Data(buffer: body)
     }
+}
+
+/// A refused or failed request: printed as `Error: …` without the usage text.
+struct FleetRequestFailure: Error, CustomStringConvertible {
+    var description: String
 }

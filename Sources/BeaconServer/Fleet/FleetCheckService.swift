@@ -7,10 +7,11 @@ struct FleetCheckService: Service {
     let server: ProximaServer
     let logger: Logger
 
-    func run() async throws {
-        try await cancelWhenGracefulShutdown {
+    /// Returns (never throws) when the group shuts down, so the services after it stop in order.
+    func run() async {
+        await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(1))
+                do { try await Task.sleep(for: .seconds(1)) } catch { return }
                 do { try await server.evaluateFleet() } catch {
                     logger.warning("fleet checks failed", metadata: ["error": "\(error)"])
                 }

@@ -125,6 +125,27 @@ struct FleetServerTests {
         }
     }
 
+    /// No batch at all (the gateway died): the checks still run once a second on the server's
+    /// clock, and the beacon becomes unknown, not missing, so nothing is raised.
+    @Test func aSilentGatewayMakesItsBeaconUnknownNotMissing() async throws {
+        try await Self.withFleet { fleet, client in
+            let mordor = fleet.harness.office.mordor.identity
+            _ = try await fleet.run(1_001...1_080, heard: [mordor])
+            var events: [StoredEvent] = []
+            for second in 1_081...1_140 {
+                fleet.clock.set(Double(second))
+                events += try await fleet.harness.server.evaluateFleet()
+            }
+            #expect(events.isEmpty, "\(events.map { "\($0.kindName) \($0.fleet?.check.rawValue ?? "")" })")
+            #expect(fleet.harness.server.ingestion.fleet?.now == 1_140)
+            try await client.execute(uri: "/v1/fleet", method: .get, headers: fleet.harness.headers(.readOnly)) { response in
+                let row = try #require(try response.json(FleetSummary.self).beacons.first { $0.identity == mordor })
+                #expect(row.state == .unknown, "\(row.findings)")
+                #expect(row.findings.first?.check == .missing)
+            }
+        }
+    }
+
     // MARK: Unregistered identities and acknowledgement
 
     @Test func anUnregisteredIdentityIsAnAlertWithWhereItWasHeard() async throws {

@@ -54,7 +54,7 @@ let package = Package(
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate",
+                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -79,9 +79,12 @@ let package = Package(
             name: "proxima",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer", "BeaconGateway",
-                "BeaconLocate",
+                "BeaconLocate", "BeaconFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
         .target(name: "CReferenceDecoder"),
@@ -107,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [
-                "BeaconServer", "BeaconKit", "BeaconTesting", "BeaconSimulator", "BeaconLocate",
+                "BeaconServer", "BeaconKit", "BeaconTesting", "BeaconSimulator", "BeaconLocate", "BeaconFleet",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -9,6 +9,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("locate", LocateBenchmark.run),
     ("positions", PositionBenchmark.run),
     ("fleet", FleetBenchmark.run),
+    ("fleet-server", FleetServerBenchmark.run),
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
 ]
 

@@ -22,6 +22,7 @@ struct Proxima: AsyncParsableCommand {
             GatewayCommand.self,
             Locate.self,
             RouteCommand.self,
+            FleetCommand.self,
         ]
     )
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeaconFleet
 import BeaconKit
 @testable import BeaconServer
 import BeaconSimulator
@@ -98,6 +99,9 @@ struct EndToEndTests {
         var received: [Transition] = []
         var text = ""
         var labels: [String] = []
+        // The plan's beacons are still `planned`: the fleet checks rightly call them out of place
+        // once they transmit (issue 12), on the same feed.
+        var fleetChecks: [FleetCheck] = []
         for try await chunk in stream.body {
             text += String(buffer: chunk)
             while let end = text.range(of: "\n\n") {
@@ -105,6 +109,10 @@ struct EndToEndTests {
                 text.removeSubrange(..<end.upperBound)
                 guard let dataLine = block.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
                 let event = try JSONDecoder().decode(StoredEvent.self, from: Data(dataLine.dropFirst(6).utf8))
+                if let fleet = event.fleet {
+                    fleetChecks.append(fleet.check)
+                    continue
+                }
                 received.append(Transition(minor: event.event?.region.minor ?? 0, kind: event.kindName, time: event.time))
                 labels.append(event.label)
             }
@@ -112,6 +120,7 @@ struct EndToEndTests {
         }
         #expect(Set(received.map { "\($0.kind) \($0.minor)" }) == Set(expected.map { "\($0.kind) \($0.minor)" }), "\(received)")
         #expect(labels.contains("Corridor – West"))
+        #expect(fleetChecks.allSatisfy { $0 == .outOfPlace }, "\(fleetChecks)")
         for truth in expected {
             guard let match = received.first(where: { $0.kind == truth.kind && $0.minor == truth.minor }) else { continue }
             if truth.kind == "exit" {

@@ -107,5 +107,6 @@ enum Migrations {
             ]
         },
         PositionMigrations.siteMaps,
+        FleetMigrations.alerts,
     ]
 }

@@ -39,7 +39,7 @@ extension Store {
     /// Events after an id, oldest first, filtered in SQL, at most `limit` of them.
     public func events(after id: Int, filter: EventFilter = EventFilter(), limit: Int = EventPage.maximumLimit) async throws -> [StoredEvent] {
         try await database.read { db in
-            var query = SQLQueryString("SELECT id, gateway_id, kind, uuid, major, minor, site_id, label, time, room, subject_kind, subject FROM region_events WHERE id > \(bind: id)")
+            var query = SQLQueryString("SELECT id, gateway_id, kind, uuid, major, minor, site_id, label, time, room, subject_kind, subject, detail FROM region_events WHERE id > \(bind: id)")
             if let siteID = filter.siteID { query += " AND site_id = \(bind: siteID)" }
             if let uuid = filter.uuid { query += " AND uuid = \(bind: uuid.uuidString)" }
             if let major = filter.major { query += " AND major = \(bind: Int(major))" }
@@ -52,6 +52,7 @@ extension Store {
     static func decodeEvent(_ row: any SQLRow) throws -> StoredEvent {
         let kindText = try row.string("kind")
         if let roomKind = RoomOccurrence.Kind(rawValue: kindText) { return try decodeRoomEvent(row, kind: roomKind) }
+        if FleetOccurrence.Kind(rawValue: kindText) != nil { return try decodeFleetEvent(row) }
         guard let kind = GatewayMonitor.Transition(rawValue: kindText) else {
             throw RegistryError(.invalid, field: "kind", "stored event kind '\(kindText)' is not enter or exit")
         }

@@ -12,6 +12,8 @@ public struct StoredEvent: Sendable, Hashable, Codable {
     public enum Occurrence: Sendable, Hashable {
         case region(BeaconEvent)
         case room(RoomOccurrence)
+        /// A fleet-health alert raised, lowered or cleared (Fleet/).
+        case fleet(FleetOccurrence)
     }
 
     /// Increases with every stored event; the SSE `id:`, `?after=` and `Last-Event-ID` cursor.
@@ -65,11 +67,19 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         return nil
     }
 
-    /// The `event` key: `enter`, `exit` (regions), `roomEnter`, `roomExit` (rooms); the SSE `event:` line.
+    /// The fleet alert change, nil for other events.
+    public var fleet: FleetOccurrence? {
+        if case .fleet(let fleet) = occurrence { return fleet }
+        return nil
+    }
+
+    /// The `event` key: `enter`, `exit` (regions), `roomEnter`, `roomExit` (rooms), `alertRaised`,
+    /// `alertLowered`, `alertCleared` (fleet); the SSE `event:` line.
     public var kindName: String {
         switch occurrence {
         case .region(let event): event.kindName
         case .room(let room): room.kind.rawValue
+        case .fleet(let fleet): fleet.kind.rawValue
         }
     }
 
@@ -77,6 +87,7 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         switch occurrence {
         case .region(let event): event.time
         case .room(let room): room.time
+        case .fleet(let fleet): fleet.time
         }
     }
 
@@ -85,6 +96,8 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         let kind = try container.decodeIfPresent(String.self, forKey: .event)
         let occurrence: Occurrence = if let kind, RoomOccurrence.Kind(rawValue: kind) != nil {
             .room(try RoomOccurrence(from: decoder))
+        } else if let kind, FleetOccurrence.Kind(rawValue: kind) != nil {
+            .fleet(try FleetOccurrence(from: decoder))
         } else {
             .region(try BeaconEvent(from: decoder))
         }
@@ -105,6 +118,7 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         switch occurrence {
         case .region(let event): try event.encode(to: encoder)
         case .room(let room): try room.encode(to: encoder)
+        case .fleet(let fleet): try fleet.encode(to: encoder)
         }
     }
 }

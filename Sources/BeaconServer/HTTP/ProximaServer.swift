@@ -30,7 +30,9 @@ public final class ProximaServer: Sendable {
         self.ingestion = IngestService(store: store, instance: configuration.instanceName,
                                        settings: GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit),
                                        window: configuration.sightingTimeWindow,
-                                       positions: PositionTracking(configuration: configuration.tracking), clock: clock)
+                                       positions: PositionTracking(configuration: configuration.tracking),
+                                       fleet: configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil,
+                                       clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
         self.logger = logger
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -60,14 +62,16 @@ public final class ProximaServer: Sendable {
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: APIErrorMiddleware())
         router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache))
+        if let fleet = ingestion.fleet { router.add(middleware: RegistryChangeMiddleware(fleet: fleet)) }
 
         router.get("/health") { _, _ in try Self.json(["status": "ok"]) }
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: Self.openAPIDocument)))
         }
-        router.get("/metrics") { [metrics] _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+        router.get("/metrics") { [metrics, ingestion] _, _ in
+            if let fleet = ingestion.fleet { metrics.record(fleet.stateCounts()) }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
         addAccessRoutes(to: router)
@@ -75,6 +79,7 @@ public final class ProximaServer: Sendable {
         addIngestRoutes(to: router)
         addEventRoutes(to: router)
         addPositionRoutes(to: router)
+        addFleetRoutes(to: router)
         return router
     }
 

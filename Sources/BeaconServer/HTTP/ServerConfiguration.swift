@@ -1,3 +1,4 @@
+import BeaconFleet
 import BeaconKit
 /// Limits and identity of one server instance.
 public struct ServerConfiguration: Sendable {
@@ -26,6 +27,10 @@ public struct ServerConfiguration: Sendable {
     public var maxHeaderBytes = 16 * 1024
     /// Positions and rooms per site: cycle, subject cap, calibration interval, room presence.
     public var tracking = SiteTracker.Configuration()
+    /// Fleet health (Fleet/): run the checks on every batch and once a second; off only to
+    /// measure what they cost.
+    public var fleetChecks = true
+    public var fleet = FleetSettings()
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

@@ -1,3 +1,4 @@
+import BeaconFleet
 import Metrics
 import Prometheus
 
@@ -13,6 +14,8 @@ public final class ServerMetrics: Sendable {
     let requests: Metrics.Counter
     let forgottenBeacons: Metrics.Counter
     let untrackedSightings: Metrics.Counter
+    /// `proxima_beacons{state=…}`: beacons per fleet-health state, set when scraped.
+    let beaconStates: [HealthLevel: Prometheus.Gauge]
 
     public init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -24,6 +27,11 @@ public final class ServerMetrics: Sendable {
         requests = Metrics.Counter(label: "proxima_http_requests_total", factory: factory)
         forgottenBeacons = Metrics.Counter(label: "proxima_gateway_beacons_forgotten_total", factory: factory)
         untrackedSightings = Metrics.Counter(label: "proxima_sightings_untracked_total", factory: factory)
+        let registry = self.registry
+        let descriptor = MetricNameDescriptor(metricName: "proxima_beacons", unitName: "", helpText: "beacons per fleet-health state")
+        beaconStates = Dictionary(uniqueKeysWithValues: HealthLevel.allCases.map { level in
+            (level, registry.makeGauge(descriptor: descriptor, labels: [("state", level.rawValue)]))
+        })
     }
 
     public func exposition() -> String { registry.emitToString() }

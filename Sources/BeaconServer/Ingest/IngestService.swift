@@ -33,6 +33,8 @@ public final class IngestService: Sendable {
     public let window: SightingTimeWindow
     /// Positions and rooms per site, fed every accepted batch (Positions/).
     public let positions: PositionTracking
+    /// Fleet health, fed every accepted batch after it is committed (Fleet/); nil when off.
+    public let fleet: FleetTracking?
     let instance: String
     let clock: @Sendable () -> Double
     private let cache = Mutex<[String: Cached]>([:])
@@ -46,12 +48,14 @@ public final class IngestService: Sendable {
 
     public init(store: Store, instance: String, settings: GatewaySettings = GatewaySettings(),
                 window: SightingTimeWindow = .default, positions: PositionTracking = PositionTracking(),
+                fleet: FleetTracking? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
         self.instance = instance
         self.settings = settings
         self.window = window
         self.positions = positions
+        self.fleet = fleet
         self.clock = clock
     }
 
@@ -82,7 +86,12 @@ public final class IngestService: Sendable {
             return (result, Cached(version: version.number + 1, monitor: monitor))
         }
         if let saved { cache.withLock { $0[gatewayID] = saved } }
-        return result
+        // After the commit, so a batch that failed and is sent again is observed once.
+        var fed = result
+        if !result.duplicate, let fleet, try await fleet.observe(gatewayID: gatewayID, sightings: batch.sightings, store: store) {
+            fed.events += try await fleet.evaluate(store: store)
+        }
+        return fed
     }
 
     // MARK: The header row

@@ -73,7 +73,7 @@ public enum ServeRunner {
                 let token = try await store.issueToken(name: "first admin", role: .admin)
                 announce("admin token (shown once, store it now): \(token.token)")
             }
-            var services: [any Service] = []
+            var services: [any Service] = [FleetCheckService(server: server, logger: logger)]
             if options.demo {
                 let (identities, gatewayID) = try await RetailDemo.seed(store)
                 services.append(DemoGatewayService(server: server, scenario: RetailDemo.scenario(identities: identities),

@@ -1,0 +1,104 @@
+import BeaconFleet
+import BeaconKit
+import Foundation
+import Hummingbird
+
+extension ProximaServer {
+    func addFleetRoutes(to router: Router<ProximaRequestContext>) {
+        router.get("/v1/fleet") { [store, ingestion] request, context in
+            try context.require(.read)
+            let siteID = try await Self.siteFilter(request, store: store)
+            guard let fleet = ingestion.fleet else { return try Self.json(FleetSummary(siteID: siteID, beacons: [], unregistered: [])) }
+            try await fleet.refreshRegistry(store: store)
+            let unregistered = fleet.unregistered(siteID: siteID).map { entry in
+                UnregisteredIdentity(subject: FleetOccurrence.Subject(.beacon(entry.identity)).name, uuid: entry.identity.uuid,
+                                  major: entry.identity.major, minor: entry.identity.minor, firstHeard: entry.firstHeard,
+                                  lastHeard: entry.lastHeard, packets: entry.packets,
+                                  strongestByGateway: entry.strongestByGateway.mapValues(Int.init))
+            }
+            return try Self.json(FleetSummary(siteID: siteID, time: fleet.now, beacons: fleet.report(siteID: siteID).map(Self.finite),
+                                            unregistered: unregistered))
+        }
+        router.get("/v1/fleet/alerts") { [store] request, context in
+            try context.require(.read)
+            let siteID = try await Self.siteFilter(request, store: store)
+            return try Self.json(FleetAlertList(alerts: try await store.openFleetAlerts(siteID: siteID)))
+        }
+        router.post("/v1/fleet/alerts/:id/ack") { [store, ingestion] _, context in
+            let principal = try context.require(.operate)
+            let id = try Self.intParameter(context, "id")
+            return try Self.json(try await store.acknowledgeFleetAlert(id: id, by: principal.name, at: ingestion.clock()))
+        }
+    }
+
+    /// `?site=`: absent for every site; refused naming `site` when not an integer or unknown.
+    static func siteFilter(_ request: Request, store: Store) async throws -> Int? {
+        guard let text = query(request, "site") else { return nil }
+        guard let id = Int(text) else {
+            throw APIError(.badRequest, field: "site", "expected a site id (an integer), found '\(text.prefix(40))'")
+        }
+        do { _ = try await store.site(id: id) } catch let error as RegistryError where error.kind == .notFound {
+            throw APIError(.notFound, field: "site", "no site \(id)")
+        }
+        return id
+    }
+
+    /// JSON has no infinity: an estimate that is not finite is left out.
+    static func finite(_ row: BeaconHealth) -> BeaconHealth {
+        var row = row
+        if let days = row.batteryDaysLeft, !days.isFinite { row.batteryDaysLeft = nil }
+        if let after = row.missingAfter, !after.isFinite { row.missingAfter = nil }
+        return row
+    }
+
+    /// Runs the fleet checks if a second of gateway time passed and sends the alert events out
+    /// like any batch's events. ``FleetCheckService`` calls it once a second; tests call it
+    /// after moving their clock.
+    @discardableResult
+    public func evaluateFleet() async throws -> [StoredEvent] {
+        guard let fleet = ingestion.fleet else { return [] }
+        let events = try await fleet.evaluate(store: store)
+        guard !events.isEmpty else { return events }
+        metrics.events.increment(by: Int64(events.count))
+        await signal.notify()
+        let webhooks = self.webhooks
+        Task { await webhooks.deliver(events) }
+        for event in events {
+            logger.info("fleet alert", metadata: ["kind": "\(event.kindName)", "label": "\(event.label)", "time": "\(event.time)"])
+        }
+        return events
+    }
+}
+
+extension FleetTracking {
+    /// Unknown identities, of one site's gateways or all.
+    func unregistered(siteID: Int?) -> [UnregisteredSighting] {
+        let all = unregisteredIdentities
+        guard let siteID else { return all }
+        let names = gatewayNames(siteID: siteID)
+        return all.filter { entry in entry.strongestByGateway.keys.contains { names.contains($0) } }
+    }
+}
+
+extension ServerMetrics {
+    func record(_ counts: [HealthLevel: Int]) {
+        for (level, gauge) in beaconStates { gauge.set(Int64(counts[level] ?? 0)) }
+    }
+}
+
+/// Marks the fleet's registry stale after any change this instance accepts (sightings and
+/// acknowledgements change no registry).
+struct RegistryChangeMiddleware: RouterMiddleware {
+    typealias Context = ProximaRequestContext
+    let fleet: FleetTracking
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await next(request, context)
+        let path = request.uri.path
+        if request.method != .get, request.method != .head, response.status.code < 400, path.hasPrefix("/v1/"),
+           !path.hasPrefix("/v1/sightings"), !path.hasPrefix("/v1/fleet") {
+            fleet.registryChanged()
+        }
+        return response
+    }
+}

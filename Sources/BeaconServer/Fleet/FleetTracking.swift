@@ -1,0 +1,172 @@
+import BeaconFleet
+import BeaconKit
+import Foundation
+import SQLKit
+import Synchronization
+
+/// The server's side of fleet health: one ``FleetMonitor`` for the whole server, built from the
+/// registry, fed every accepted batch, and evaluated once a second of the gateways' clock. Each
+/// change of a finding that opens, moves or closes an alert is stored as an alert event.
+///
+/// Time is the gateways' clock (the sightings'): the latest batch's newest sighting, moved on by
+/// the server's clock since that batch arrived, so a server whose gateways have all gone quiet
+/// still sees time pass. Evaluations run from ingestion when a batch's time passes the next
+/// second, and from ``FleetCheckService`` once a second.
+///
+/// The monitor lives in this instance's memory and relearns after a restart (coverage is learnt
+/// in minutes; open alerts stay in the database). With several instances, send all gateways to
+/// one instance, as for positions.
+public final class FleetTracking: Sendable {
+    public let settings: FleetSettings
+    /// Seconds of gateway time between evaluations.
+    public let interval: Double
+    /// Seconds of server time after which the registry is read again even if this instance
+    /// changed nothing (another instance may have).
+    public let registryRefresh: Double
+    let clock: @Sendable () -> Double
+    private let state: Mutex<State>
+    /// Keeps evaluate-and-store in order: a clear is never stored before its raise.
+    private let evaluation = AsyncMutex()
+
+    private struct State: Sendable {
+        var monitor: FleetMonitor
+        var registry = FleetRegistry()
+        var loadedAt: Double?
+        var stale = true
+        var latestBatchTime: Double?
+        var latestArrival = 0.0
+        var lastEvaluation = -Double.infinity
+    }
+
+    public init(settings: FleetSettings = FleetSettings(), interval: Double = 1, registryRefresh: Double = 60,
+                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        self.settings = settings
+        self.interval = max(0.1, interval)
+        self.registryRefresh = registryRefresh
+        self.clock = clock
+        state = Mutex(State(monitor: FleetMonitor(beacons: [], gateways: [], organisationUUIDs: [], settings: settings)))
+    }
+
+    /// The registry changed on this instance: read it again before the next batch or evaluation.
+    public func registryChanged() {
+        state.withLock { $0.stale = true }
+    }
+
+    /// Reads the registry again when it changed or is old, keeping what was learnt.
+    func refreshRegistry(store: Store, force: Bool = false) async throws {
+        let now = clock()
+        let due = state.withLock { state in
+            force || state.stale || state.loadedAt.map { now - $0 >= registryRefresh } ?? true
+        }
+        guard due else { return }
+        let registry = try await store.database.read { db in try await FleetRegistry.load(db: db) }
+        state.withLock { state in
+            state.monitor.updateRegistry(beacons: registry.beacons, gateways: registry.gateways,
+                                         organisationUUIDs: registry.organisationUUIDs)
+            state.registry = registry
+            state.loadedAt = now
+            state.stale = false
+        }
+    }
+
+    /// Feeds one accepted batch: the gateway reported at the batch's newest sighting time (the
+    /// current estimate for an empty batch), and every sighting is observed as heard by it.
+    /// Returns whether an evaluation is due.
+    func observe(gatewayID: String, sightings: [Sighting], store: Store) async throws -> Bool {
+        let known = state.withLock { $0.registry.gatewaysByID[gatewayID] != nil }
+        try await refreshRegistry(store: store, force: !known)
+        let arrival = clock()
+        return state.withLock { state in
+            guard let name = state.registry.gatewaysByID[gatewayID]?.name, let gateway = state.monitor.gatewayIndex(for: name) else {
+                return false
+            }
+            var batchTime = -Double.infinity
+            for sighting in sightings where sighting.time > batchTime { batchTime = sighting.time }
+            if batchTime == -.infinity {
+                guard let estimate = Self.estimate(state, arrival: arrival) else { return false }
+                batchTime = estimate
+            }
+            state.monitor.gatewayReported(name, at: batchTime)
+            for sighting in sightings { state.monitor.observe(sighting, gateway: gateway) }
+            if batchTime > state.latestBatchTime ?? -.infinity {
+                state.latestBatchTime = batchTime
+                state.latestArrival = arrival
+            }
+            return batchTime >= state.lastEvaluation + interval
+        }
+    }
+
+    private static func estimate(_ state: State, arrival: Double) -> Double? {
+        state.latestBatchTime.map { $0 + max(0, arrival - state.latestArrival) }
+    }
+
+    /// The gateways' clock now, nil before the first batch.
+    public var now: Double? {
+        let arrival = clock()
+        return state.withLock { Self.estimate($0, arrival: arrival) }
+    }
+
+    /// Runs the checks if a second of gateway time passed since the last run, and stores the
+    /// alert changes. Nothing runs before the first batch: there is no gateway time yet.
+    func evaluate(store: Store) async throws -> [StoredEvent] {
+        await evaluation.lock()
+        do {
+            let events = try await evaluateLocked(store: store)
+            await evaluation.unlock()
+            return events
+        } catch {
+            await evaluation.unlock()
+            throw error
+        }
+    }
+
+    private func evaluateLocked(store: Store) async throws -> [StoredEvent] {
+        try await refreshRegistry(store: store)
+        let arrival = clock()
+        let outcome = state.withLock { state -> (transitions: [FleetTransition], registry: FleetRegistry)? in
+            guard let estimate = Self.estimate(state, arrival: arrival), estimate >= state.lastEvaluation + interval else { return nil }
+            state.lastEvaluation = estimate
+            return (state.monitor.evaluate(now: estimate), state.registry)
+        }
+        guard let outcome, !outcome.transitions.isEmpty else { return [] }
+        let beacons = Dictionary(outcome.registry.beacons.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
+        let place: @Sendable (FleetSubject) -> FleetSubjectPlace = { subject in
+            switch subject {
+            case .beacon(let identity):
+                if let beacon = beacons[identity] { return FleetSubjectPlace(siteID: beacon.siteID, label: beacon.label, gatewayID: "") }
+                return FleetSubjectPlace(siteID: nil, label: identity.description, gatewayID: "")
+            case .gateway(let name):
+                let id = outcome.registry.gatewayIDsByName[name]
+                return FleetSubjectPlace(siteID: id.flatMap { outcome.registry.gatewaysByID[$0]?.siteID }, label: name, gatewayID: id ?? "")
+            }
+        }
+        let now = clock()
+        return try await store.database.transaction { db in
+            try await Store.storeFleetTransitions(outcome.transitions, place: place, now: now, db: db)
+        }
+    }
+
+    /// The fleet table (of one site, or all) at the gateways' clock.
+    public func report(siteID: Int? = nil) -> [BeaconHealth] {
+        let arrival = clock()
+        return state.withLock { state in
+            let now = Self.estimate(state, arrival: arrival) ?? 0
+            let rows = state.monitor.report(now: now)
+            return siteID.map { site in rows.filter { $0.siteID == site } } ?? rows
+        }
+    }
+
+    /// Identities under the organisations' UUIDs the registry does not know, and where they are.
+    public var unregisteredIdentities: [UnregisteredSighting] {
+        state.withLock { $0.monitor.unregisteredIdentities }
+    }
+
+    func gatewayNames(siteID: Int) -> Set<String> {
+        state.withLock { state in Set(state.registry.gatewaysByID.values.filter { $0.siteID == siteID }.map(\.name)) }
+    }
+
+    /// Beacons per state, for the `proxima_beacons` gauges.
+    public func stateCounts() -> [HealthLevel: Int] {
+        state.withLock { $0.monitor.stateCounts() }
+    }
+}

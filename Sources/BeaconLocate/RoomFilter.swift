@@ -163,16 +163,16 @@ public struct RoomLikelihood: Sendable, Hashable {
             boxes.append(box)
             let width = box.maxX - box.minX, height = box.maxY - box.minY
             let step = max(cellSize, (width * height / Double(maximumCells)).squareRoot(), 1e-3)
+            // Counted in whole cells, so a huge or degenerate outline cannot stall the loop:
+            // at most about 3 × maximumCells points are tried.
+            let columns = width.isFinite ? Int(min((width / step).rounded(.up), Double(maximumCells))) : 0
+            let rows = height.isFinite ? Int(min((height / step).rounded(.up), Double(maximumCells))) : 0
             var roomCells: [Position] = []
-            var y = box.minY + step / 2
-            while y < box.maxY && roomCells.count < maximumCells {
-                var x = box.minX + step / 2
-                while x < box.maxX && roomCells.count < maximumCells {
-                    let point = Position(x: x, y: y)
+            for row in 0..<max(0, rows) where roomCells.count < maximumCells {
+                for column in 0..<max(0, columns) where roomCells.count < maximumCells {
+                    let point = Position(x: box.minX + (Double(column) + 0.5) * step, y: box.minY + (Double(row) + 0.5) * step)
                     if room.outline.contains(point) { roomCells.append(point) }
-                    x += step
                 }
-                y += step
             }
             if roomCells.isEmpty { roomCells = [room.outline.centroid] }
             area += Double(roomCells.count) * step * step

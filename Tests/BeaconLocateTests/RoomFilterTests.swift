@@ -55,4 +55,14 @@ import Testing
         #expect(filter.advance(to: 10).map(\.kind) == [.exit])
         #expect(filter.room(of: "s") == nil)
     }
+
+    @Test func hugeAndDegenerateRoomsStayBounded() {
+        let huge = Room(name: "huge", outline: Polygon([Position(x: 0, y: 0), Position(x: 1e12, y: 0), Position(x: 1e12, y: 1e12), Position(x: 0, y: 1e12)]))
+        let line = Room(name: "line", outline: Polygon([Position(x: 0, y: 0), Position(x: 1e15, y: 0), Position(x: 1e15, y: 0)]))
+        let likelihood = RoomLikelihood(rooms: [huge, line] + Self.rooms)
+        let values = likelihood.likelihoods(of: Position(x: 2.5, y: 2.5))
+        #expect(values.count == 5 && values.allSatisfy { $0.isFinite && $0 > 0 })
+        // Room A (index 2) holds the fix and is far smaller than "huge", so it is likelier.
+        #expect(values[2] > values[0])
+    }
 }

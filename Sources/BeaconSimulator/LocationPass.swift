@@ -38,6 +38,10 @@ struct LocationPass {
     /// fixRooms[direction][method][hysteresis]: the evaluation's configuration, and none.
     private var fixRooms: [Direction: [LocateMethod: [FixRoomPresence]]] = [:]
     static let hysteresisLabels = ["", ", no hysteresis"]
+    /// The room filters (``RoomFilter``), per direction, each fed the likelihoods of its methods' fixes.
+    private var roomFilters: [Direction: [RoomFilter]] = [:]
+    let roomFilterVariants: [RoomFilterVariant]
+    private let roomLikelihoods: [Double: RoomLikelihood]
     private var gatewayRooms: RoomPresence
     private var beaconRooms: RoomPresence
     /// decided[direction][decider][subject]
@@ -61,6 +65,12 @@ struct LocationPass {
         anchorIndex = Dictionary(map.beacons.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         methods = LocateMethod.allCases.filter { $0 != .fingerprint || !phoneSurvey.isEmpty }
         cycleEnd = cycle
+        roomFilterVariants = RoomFilterVariant.evaluated
+        roomLikelihoods = Dictionary(RoomFilterVariant.evaluated.map { ($0.spread, RoomLikelihood(rooms: map.rooms, spread: $0.spread)) },
+                                     uniquingKeysWith: { first, _ in first })
+        for direction in Direction.allCases {
+            roomFilters[direction] = RoomFilterVariant.evaluated.map { RoomFilter(rooms: map.rooms, doors: map.doors, configuration: $0.configuration) }
+        }
         gatewayRooms = RoomPresence(map: map, receiverGain: model.receiverGain, configuration: roomPresence)
         // A phone's "room receivers" are the room's beacons: the room whose beacon is heard
         // loudest, corrected by each beacon's calibrated power.
@@ -143,25 +153,37 @@ struct LocationPass {
             guard let pending = phonePending[walker.name] else { continue }
             let readings = pending.keys.sorted().map { Reading(beacon: $0, rssi: pending[$0]!.sum / Double(pending[$0]!.count)) }
             let position = scenario.state(of: walker, at: middle).position
+            var fixes: [LocateMethod: Fix] = [:]
             for method in methods {
                 guard let fix = phoneLocators[method]?.locate(readings, receiver: walker.name, at: end) else { continue }
                 record(fix, subject: walker.name, truth: position, direction: .phones, method: method, at: end)
+                fixes[method] = fix
             }
+            filterRooms(fixes, subject: walker.name, direction: .phones, at: end)
         }
         for (index, tag) in tags.enumerated() {
             guard let pending = tagPending[index] else { continue }
             let readings = pending.keys.sorted().map { Reading(beacon: $0, rssi: pending[$0]!.sum / Double(pending[$0]!.count)) }
             let position = scenario.position(of: tag, at: middle)
+            var fixes: [LocateMethod: Fix] = [:]
             for method in LocateMethod.allCases {
                 guard let fix = tagLocators[index][method]?.locate(readings, receiver: tag.name, at: end) else { continue }
                 record(fix, subject: tag.name, truth: position, direction: .tags, method: method, at: end)
+                fixes[method] = fix
             }
+            filterRooms(fixes, subject: tag.name, direction: .tags, at: end)
         }
         phonePending = [:]
         tagPending = [:]
         apply(gatewayRooms.advance(to: end), direction: .tags, decider: "room gateways")
         apply(beaconRooms.advance(to: end), direction: .phones, decider: "room beacons")
         for direction in Direction.allCases {
+            for (index, variant) in roomFilterVariants.enumerated() {
+                guard var filter = roomFilters[direction]?[index] else { continue }
+                let events = filter.advance(to: end)
+                roomFilters[direction]![index] = filter
+                apply(events, direction: direction, decider: variant.label)
+            }
             for method in LocateMethod.allCases {
                 for (variant, label) in Self.hysteresisLabels.enumerated() {
                     guard var rooms = fixRooms[direction]?[method]?[variant] else { continue }
@@ -182,6 +204,29 @@ struct LocationPass {
             let events = rooms.observe(subject: subject, at: fix.position, time: time)
             fixRooms[direction]![method]![variant] = rooms
             apply(events, direction: direction, decider: "fixes (\(method.rawValue))\(label)")
+        }
+    }
+
+    /// Feeds one cycle's fixes of a subject to every room filter: the product of the
+    /// likelihoods of the filter's methods that gave a fix.
+    private mutating func filterRooms(_ fixes: [LocateMethod: Fix], subject: String, direction: Direction, at time: Double) {
+        guard !map.rooms.isEmpty, !fixes.isEmpty else { return }
+        var cache: [String: [Double]] = [:]
+        for (index, variant) in roomFilterVariants.enumerated() {
+            var combined = [Double](repeating: 1, count: map.rooms.count)
+            var used = 0
+            for method in variant.methods {
+                guard let fix = fixes[method], let likelihood = roomLikelihoods[variant.spread] else { continue }
+                let key = "\(method.rawValue) \(variant.spread)"
+                let values = cache[key] ?? likelihood.likelihoods(of: fix.position)
+                cache[key] = values
+                for room in combined.indices { combined[room] *= values[room] }
+                used += 1
+            }
+            guard used > 0, var filter = roomFilters[direction]?[index] else { continue }
+            let events = filter.observe(subject: subject, likelihoods: combined, time: time)
+            roomFilters[direction]![index] = filter
+            apply(events, direction: direction, decider: variant.label)
         }
     }
 
@@ -208,7 +253,7 @@ struct LocationPass {
         for direction in Direction.allCases {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
-            let deciders = (direction == .phones ? ["room beacons"] : ["room gateways"])
+            let deciders = roomFilterVariants.map(\.label) + (direction == .phones ? ["room beacons"] : ["room gateways"])
                 + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
             for decider in deciders {
                 guard let timelines = decided[direction]?[decider] else { continue }

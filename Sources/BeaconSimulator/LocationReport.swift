@@ -18,6 +18,10 @@ public struct LocationReport: Sendable, Hashable, Codable {
         }
     }
 
+    /// The room decider used by default in both directions: a ``RoomFilter`` fed by the
+    /// particle filter's, fingerprint's and trilateration's fixes.
+    public static let defaultRoomDecider = "room filter (default)"
+
     public struct PositionError: Sendable, Hashable, Codable {
         public var direction: Direction
         public var method: String
@@ -29,8 +33,9 @@ public struct LocationReport: Sendable, Hashable, Codable {
 
     public struct RoomResult: Sendable, Hashable, Codable {
         public var direction: Direction
-        /// How rooms were decided: "room gateways", "room beacons" or "fixes (METHOD)", with
-        /// ", no hysteresis" when the room of every fix is taken as it comes.
+        /// How rooms were decided: ``LocationReport/defaultRoomDecider`` (a ``RoomFilter``),
+        /// possibly with a variant after a comma, "room gateways", "room beacons" or
+        /// "fixes (METHOD)", with ", no hysteresis" when the room of every fix is taken as it comes.
         public var decider: String
         /// Share of whole seconds where the decided room equals the true room.
         public var accuracy: Double

@@ -42,6 +42,37 @@ import Testing
         #expect(result.trueChanges >= 30)
     }
 
+    /// The default room decider, the same in both directions, against the issue's three room
+    /// goals: accuracy ≥ 95 % of seconds, p95 latency ≤ 3 s, announced changes ≤ 1.2 × the true
+    /// ones. Two are not met on this run (docs/evaluation.md): phones announce 1.33 × the true
+    /// changes and tags' p95 latency is 3.3 s; those are known issues here, with the measured
+    /// level asserted beside them so that a regression still fails.
+    @Test(arguments: LocationReport.Direction.allCases)
+    func defaultRoomDeciderMeetsTheGoals(direction: LocationReport.Direction) throws {
+        let rooms = Self.report.rooms.filter { $0.direction == direction }
+        let result = try #require(rooms.first { $0.decider == LocationReport.defaultRoomDecider })
+        #expect(result.trueChanges >= 30)
+        #expect(result.accuracy >= 0.95, "\(result)")
+        let p95 = try #require(result.latencyP95)
+        let ratio = Double(result.decidedChanges) / Double(result.trueChanges)
+        switch direction {
+        case .phones:
+            #expect(p95 <= 3, "\(result)")
+            withKnownIssue("phones announce about 1.33 × the true room changes") { #expect(ratio <= 1.2, "\(result)") }
+            #expect(ratio <= 1.4, "\(result)")
+        case .tags:
+            withKnownIssue("tags' p95 latency is about 3.3 s") { #expect(p95 <= 3, "\(result)") }
+            #expect(p95 <= 3.5, "\(result)")
+            #expect(ratio <= 1.2, "\(result)")
+        }
+        // Better than hysteresis on the best point fix: as right, without flapping more, and faster.
+        let hysteresis = rooms.filter { $0.decider.hasPrefix("fixes (") && !$0.decider.hasSuffix("no hysteresis") }
+        let bestHysteresis = try #require(hysteresis.max { $0.accuracy < $1.accuracy })
+        #expect(result.accuracy >= bestHysteresis.accuracy, "\(bestHysteresis)")
+        let hysteresisP95 = try #require(bestHysteresis.latencyP95)
+        #expect(p95 < hysteresisP95, "\(bestHysteresis)")
+    }
+
     @Test func calibrationRecoversTheScenario() throws {
         let calibration = try #require(Self.report.calibration)
         #expect(abs(calibration.fittedExponent - calibration.trueExponent) <= 0.2)

@@ -58,10 +58,12 @@ import Testing
         switch direction {
         case .phones:
             #expect(p95 <= 3, "\(result)")
-            withKnownIssue("phones announce about 1.33 × the true room changes") { #expect(ratio <= 1.2, "\(result)") }
+            // Issue 10's goal is 1.2; the filter reaches about 1.33 (docs/evaluation.md). This
+            // bound guards the level reached, not the goal.
             #expect(ratio <= 1.4, "\(result)")
         case .tags:
-            withKnownIssue("tags' p95 latency is about 3.3 s") { #expect(p95 <= 3, "\(result)") }
+            // Issue 10's goal is 3 s; the filter reaches about 3.3 s. This bound guards the level
+            // reached, not the goal.
             #expect(p95 <= 3.5, "\(result)")
             #expect(ratio <= 1.2, "\(result)")
         }

@@ -11,8 +11,13 @@ struct DriftShift: Sendable, Hashable {
 struct DriftDetector: Sendable {
     enum Phase: Sendable, Hashable {
         case learning([Float])
-        case watching(normal: Double)
+        /// `spread`: the learnt standard deviation of the minute means (from their MAD).
+        case watching(normal: Double, spread: Double)
     }
+
+    /// Minutes with fewer packets are too noisy to move the sums: a link heard a few times a
+    /// minute says little about its level, and drift is for fixed links heard often.
+    static let packetsPerMinute = 10
 
     private(set) var phase: Phase = .learning([])
     private var minuteStart: Double?
@@ -28,7 +33,7 @@ struct DriftDetector: Sendable {
     private(set) var shift: DriftShift?
 
     var normalLevel: Double? {
-        if case .watching(let normal) = phase { return normal }
+        if case .watching(let normal, _) = phase { return normal }
         return nil
     }
 
@@ -44,8 +49,7 @@ struct DriftDetector: Sendable {
             minuteCount += 1
             return
         }
-        // A minute with a handful of packets is too noisy to move the sums.
-        if minuteCount >= 3 { closeMinute(mean: minuteSum / Double(minuteCount), at: start, settings: settings) }
+        if minuteCount >= Self.packetsPerMinute { closeMinute(mean: minuteSum / Double(minuteCount), at: start, settings: settings) }
         minuteStart = time
         minuteSum = Double(rssi)
         minuteCount = 1
@@ -58,14 +62,19 @@ struct DriftDetector: Sendable {
             means.append(Float(mean))
             if means.count >= settings.driftLearningMinutes {
                 let sorted = means.sorted()
-                phase = .watching(normal: Double(sorted[sorted.count / 2]))
+                let median = Double(sorted[sorted.count / 2])
+                let deviations = means.map { abs(Double($0) - median) }.sorted()
+                phase = .watching(normal: median, spread: 1.4826 * deviations[deviations.count / 2])
                 upperStart = time
                 lowerStart = time
             } else {
                 phase = .learning(means)
             }
-        case .watching(let normal):
-            let reference = settings.driftShift / 2
+        case .watching(let normal, let spread):
+            // Noisier links need a larger reference and decision level, or their noise alone
+            // would cross it: at least 2 and 10 standard deviations of a minute mean.
+            let reference = max(settings.driftShift / 2, 2 * spread)
+            let decision = max(settings.driftDecision, 10 * spread)
             upper = max(0, upper + mean - normal - reference)
             lower = max(0, lower + normal - mean - reference)
             if upper == 0 { upperStart = time }
@@ -74,16 +83,16 @@ struct DriftDetector: Sendable {
                 if abs(mean - normal) < reference && upper == 0 && lower == 0 {
                     shift = nil
                 } else if time - current.since >= settings.driftAcceptAfter {
-                    phase = .watching(normal: mean)
+                    phase = .watching(normal: mean, spread: spread)
                     shift = nil
                     upper = 0
                     lower = 0
                 } else {
                     shift = DriftShift(since: current.since, dB: mean - normal)
                 }
-            } else if upper > settings.driftDecision {
+            } else if upper > decision {
                 shift = DriftShift(since: upperStart, dB: mean - normal)
-            } else if lower > settings.driftDecision {
+            } else if lower > decision {
                 shift = DriftShift(since: lowerStart, dB: mean - normal)
             }
         }

@@ -58,6 +58,13 @@ enum FleetBenchmark {
         let held = residentBytes() - before
         print(String(format: "memory: %.1f MB resident for the fleet state, %.0f bytes per beacon", Double(held) / 1e6,
                      Double(held) / Double(beaconCount)))
+        var byCheck: [String: Int] = [:]
+        for beacon in fleet.report(now: seconds + Double(evaluations)) {
+            for finding in beacon.findings { byCheck["\(finding.check.rawValue) \(finding.level.rawValue)", default: 0] += 1 }
+        }
+        // The traffic is random (uniform RSSI, random gateway order), so findings here are what the
+        // checks make of noise; a sample of each says which.
+        print("findings " + byCheck.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         print("states \(fleet.stateCounts().sorted { $0.key < $1.key }.map { "\($0.key.rawValue)=\($0.value)" }.joined(separator: " "))")
     }
 }

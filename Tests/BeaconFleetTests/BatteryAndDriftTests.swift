@@ -134,4 +134,17 @@ struct BatteryAndDriftTests {
         let quiet = run(&steady, sightings: day, from: 0, to: 86_400, reporting: { _ in ["g"] }, step: 60)
         #expect(!quiet.contains { $0.check == .drift }, "\(quiet.filter { $0.check == .drift })")
     }
+
+    @Test("a noisy link heard a few times a minute raises no drift in a day")
+    func sparseNoisyLinkIsNotDrift() {
+        var generator = SplitMix64(seed: 13)
+        var sparse = monitor()
+        // One packet every 20 s at ±9 dB, then a day at 8 packets a second with ±9 dB.
+        let sightings = Transmission(identity: tag, interval: 20, gateways: ["g"], reception: 1, rssi: -75, noise: 9)
+            .sightings(from: 0, to: 43_200, generator: &generator)
+            + Transmission(identity: tag, interval: 0.125, gateways: ["g"], reception: 1, rssi: -75, noise: 9)
+            .sightings(from: 43_200, to: 129_600, generator: &generator)
+        let transitions = run(&sparse, sightings: sightings, from: 0, to: 129_600, reporting: { _ in ["g"] }, step: 60)
+        #expect(!transitions.contains { $0.check == .drift }, "\(transitions.filter { $0.check == .drift })")
+    }
 }

@@ -55,7 +55,9 @@ extension FleetMonitor {
 
     func judgeMissing(_ watch: BeaconWatch, now: Double, into found: inout [FleetCheck: (HealthLevel, String)]) {
         guard watch.beacon.isDeployed else { return }
-        let expected = watch.links.filter { $0.isExpected(now: now, settings: settings) }
+        let expected = watch.links.filter {
+            gateways[$0.gateway].gateway.isFixed && $0.isExpected(now: now, settings: settings)
+        }
         guard !expected.isEmpty else {
             found[.missing] = (.unknown, watch.lastHeard == nil
                 ? "not heard by any gateway yet"

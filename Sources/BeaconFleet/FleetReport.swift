@@ -48,7 +48,8 @@ extension FleetMonitor {
         let coverage = watch.links.map { link in
             LinkCoverage(gateway: gateways[link.gateway].gateway.name, packetsPerSecond: link.rate.perSecond,
                          rssi: link.smoothedRSSI, lastHeard: link.rate.lastHeard,
-                         expected: link.isExpected(now: now, settings: settings), normalRSSI: link.drift.normalLevel)
+                         expected: gateways[link.gateway].gateway.isFixed && link.isExpected(now: now, settings: settings),
+                         normalRSSI: link.drift.normalLevel)
         }.sorted { $0.packetsPerSecond > $1.packetsPerSecond }
         let expectedRate = coverage.filter(\.expected).reduce(0) { $0 + $1.packetsPerSecond }
         let type = BatteryType.named(watch.beacon.battery)

@@ -14,6 +14,8 @@ struct LinkWatch: Sendable {
         self.rate = ReceptionRate(firstHeard: firstHeard)
     }
 
+    /// Counted in the beacon's expected coverage. The caller also requires a fixed gateway: a
+    /// phone walking away is not the beacon going missing.
     func isExpected(now: Double, settings: FleetSettings) -> Bool {
         rate.packets >= settings.learningPackets
             && now - rate.firstHeard >= settings.learningSeconds

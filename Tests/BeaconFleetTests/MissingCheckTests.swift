@@ -73,4 +73,17 @@ struct MissingCheckTests {
         #expect(fleet.silenceThreshold(rate: 0.01) > fleet.silenceThreshold(rate: 0.1))
         #expect(fleet.silenceThreshold(rate: 0) == .infinity)
     }
+
+    @Test("a phone that walks away is not the beacon going missing")
+    func movingGatewaysDoNotSetCoverage() {
+        var fleet = FleetMonitor(beacons: [FleetBeacon(identity: fast, label: "fast", siteID: 1)],
+                                 gateways: [FleetGateway(name: "phone", siteID: 1, isFixed: false)],
+                                 organisationUUIDs: [organisationUUID])
+        var generator = SplitMix64(seed: 17)
+        let sightings = Transmission(identity: fast, interval: 0.1, gateways: ["phone"], reception: 0.5)
+            .sightings(from: 0, to: 1800, generator: &generator)
+        let transitions = run(&fleet, sightings: sightings, from: 0, to: 2400, reporting: { _ in ["phone"] }, step: 5)
+        #expect(!transitions.contains { $0.check == .missing && $0.to == .alert })
+        #expect(fleet.health(of: fast, now: 2400)?.heardBy.first?.expected == false)
+    }
 }

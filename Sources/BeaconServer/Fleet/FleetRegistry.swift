@@ -47,10 +47,12 @@ struct FleetRegistry: Sendable {
             registry.organisationUUIDs.insert(try row.uuid("uuid"))
         }
         var receiverPositions: [Int: [String: FleetPosition]] = [:]
+        var mappedReceivers: [Int: Set<String>] = [:]
         for row in try await db.raw("SELECT site_id FROM site_maps").all() {
             let siteID = try row.int("site_id")
             // A map that no longer loads only loses its gateways' positions.
             guard let stored = try? await Store.siteMap(siteID: siteID, db: db) else { continue }
+            mappedReceivers[siteID] = Set(stored.map.receivers.map(\.name))
             for receiver in stored.map.receivers {
                 if let position = receiver.position { receiverPositions[siteID, default: [:]][receiver.name] = FleetPosition(x: position.x, y: position.y) }
             }
@@ -60,8 +62,12 @@ struct FleetRegistry: Sendable {
             registry.gatewaysByID[id] = (name, siteID)
             registry.gatewayIDsByName[name] = id
             // A gateway without a site is compared with no site's beacons (-1 is no site id).
+            // As in position tracking, a gateway that its site's map does not name is a phone:
+            // it moves, so what it hears says nothing of a beacon's coverage or drift.
+            let isPhone = siteID.flatMap { mappedReceivers[$0] }.map { !$0.contains(name) } ?? false
             registry.gateways.append(FleetGateway(name: name, siteID: siteID ?? -1,
-                                                  position: siteID.flatMap { receiverPositions[$0]?[name] }))
+                                                  position: siteID.flatMap { receiverPositions[$0]?[name] },
+                                                  isFixed: !isPhone))
         }
         return registry
     }

@@ -45,8 +45,8 @@ import Testing
     /// The default room decider, the same in both directions, against the issue's three room
     /// goals: accuracy ≥ 95 % of seconds, p95 latency ≤ 3 s, announced changes ≤ 1.2 × the true
     /// ones. Two are not met on this run (docs/evaluation.md): phones announce 1.33 × the true
-    /// changes and tags' p95 latency is 3.3 s; those are known issues here, with the measured
-    /// level asserted beside them so that a regression still fails.
+    /// changes and tags' p95 latency is 3.3 s; for those two the level reached is asserted, so
+    /// that a regression fails.
     @Test(arguments: LocationReport.Direction.allCases)
     func defaultRoomDeciderMeetsTheGoals(direction: LocationReport.Direction) throws {
         let rooms = Self.report.rooms.filter { $0.direction == direction }

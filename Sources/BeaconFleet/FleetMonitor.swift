@@ -20,7 +20,6 @@ public struct FleetMonitor: Sendable {
     var unregisteredFindings: [BeaconIdentity: FleetFinding] = [:]
 
     static let gatewayLimit = 100_000
-    static let addressLimitPerBeacon = 4
 
     public init(beacons: [FleetBeacon], gateways: [FleetGateway], organisationUUIDs: Set<UUID>,
                 settings: FleetSettings = FleetSettings()) {
@@ -133,7 +132,7 @@ public struct FleetMonitor: Sendable {
 
     private mutating func noteTransmitter(_ watch: inout BeaconWatch, beacon: Int, address: BluetoothAddress,
                                           frame: IBeaconFrame, at time: Double) {
-        if indexByAddress[address] == nil, watch.addresses.count < Self.addressLimitPerBeacon {
+        if indexByAddress[address] == nil, watch.addresses.count < BeaconWatch.addressesKept {
             indexByAddress[address] = beacon
         }
         if let other = watch.noteAddress(address, at: time, overlapWindow: 10) {

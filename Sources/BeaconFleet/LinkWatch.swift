@@ -26,15 +26,11 @@ struct LinkWatch: Sendable {
 /// Evidence that piles up packet by packet and is forgotten after a quiet hold.
 struct Evidence: Sendable, Hashable {
     var count = 0
-    var first: Double = 0
     var last: Double = 0
     var detail = ""
 
     mutating func add(at time: Double, hold: Double, detail: String) {
-        if count == 0 || time - last > hold {
-            count = 0
-            first = time
-        }
+        if count == 0 || time - last > hold { count = 0 }
         count += 1
         last = time
         self.detail = detail

@@ -3,13 +3,14 @@ import Foundation
 import SQLKit
 
 /// What a token may do. Each role includes the rights of those below it, except `gateway`,
-/// which may only post sightings.
+/// which may only post sightings; `device`, which may post its own sightings and touch only its
+/// own device's data (Apps/); and `enrolment`, which may only register devices.
 public enum Role: String, Sendable, Hashable, Codable, CaseIterable {
-    case admin, `operator`, gateway
+    case admin, `operator`, gateway, device, enrolment
     case readOnly = "read-only"
 
     /// Whether this role may read the registry, events and state.
-    public var canRead: Bool { self != .gateway }
+    public var canRead: Bool { self == .admin || self == .operator || self == .readOnly }
     /// Whether this role may change the registry.
     public var canOperate: Bool { self == .admin || self == .operator }
 }

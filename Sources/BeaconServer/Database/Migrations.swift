@@ -108,5 +108,6 @@ enum Migrations {
         },
         PositionMigrations.siteMaps,
         FleetMigrations.alerts,
+        AppMigrations.devicesAndMessages,
     ]
 }

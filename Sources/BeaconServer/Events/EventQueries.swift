@@ -8,8 +8,11 @@ public struct EventFilter: Sendable, Hashable {
     public var uuid: UUID?
     public var major: UInt16?
     public var minor: UInt16?
+    /// One gateway's or device's events (a device reading its own).
+    public var gatewayID: String?
 
-    public init(siteID: Int? = nil, uuid: UUID? = nil, major: UInt16? = nil, minor: UInt16? = nil) {
+    public init(siteID: Int? = nil, uuid: UUID? = nil, major: UInt16? = nil, minor: UInt16? = nil, gatewayID: String? = nil) {
+        self.gatewayID = gatewayID
         self.siteID = siteID
         self.uuid = uuid
         self.major = major
@@ -39,11 +42,12 @@ extension Store {
     /// Events after an id, oldest first, filtered in SQL, at most `limit` of them.
     public func events(after id: Int, filter: EventFilter = EventFilter(), limit: Int = EventPage.maximumLimit) async throws -> [StoredEvent] {
         try await database.read { db in
-            var query = SQLQueryString("SELECT id, gateway_id, kind, uuid, major, minor, site_id, label, time, room, subject_kind, subject, detail FROM region_events WHERE id > \(bind: id)")
+            var query = SQLQueryString("SELECT id, gateway_id, kind, uuid, major, minor, site_id, label, time, room, subject_kind, subject, detail, message FROM region_events WHERE id > \(bind: id)")
             if let siteID = filter.siteID { query += " AND site_id = \(bind: siteID)" }
             if let uuid = filter.uuid { query += " AND uuid = \(bind: uuid.uuidString)" }
             if let major = filter.major { query += " AND major = \(bind: Int(major))" }
             if let minor = filter.minor { query += " AND minor = \(bind: Int(minor))" }
+            if let gatewayID = filter.gatewayID { query += " AND gateway_id = \(bind: gatewayID)" }
             query += " ORDER BY id LIMIT \(bind: limit)"
             return try await db.raw(query).all().map(Self.decodeEvent)
         }
@@ -57,8 +61,12 @@ extension Store {
             throw RegistryError(.invalid, field: "kind", "stored event kind '\(kindText)' is not enter or exit")
         }
         let identity = BeaconIdentity(uuid: try row.uuid("uuid"), major: try row.uint16("major"), minor: try row.uint16("minor"))
-        return try StoredEvent(id: try row.int("id"), gatewayID: try row.string("gateway_id"), siteID: try row.optionalInt("site_id"),
-                               label: try row.string("label"), transition: kind, identity: identity, time: try row.double("time"))
+        var event = try StoredEvent(id: try row.int("id"), gatewayID: try row.string("gateway_id"), siteID: try row.optionalInt("site_id"),
+                                    label: try row.string("label"), transition: kind, identity: identity, time: try row.double("time"))
+        if let message = try row.optionalString("message") {
+            event.message = try JSONDecoder().decode(DeliveredMessage.self, from: Data(message.utf8))
+        }
+        return event
     }
 
     /// The latest ranging state per gateway and beacon.

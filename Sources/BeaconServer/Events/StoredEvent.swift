@@ -28,8 +28,11 @@ public struct StoredEvent: Sendable, Hashable, Codable {
     public var label: String
     /// Times are seconds on the gateway's clock.
     public var occurrence: Occurrence
+    /// The message of the day delivered with a device's enter event (Apps/); absent, not null,
+    /// when none applied.
+    public var message: DeliveredMessage?
 
-    private enum EnvelopeKeys: String, CodingKey { case id, gatewayID, siteID, label, event }
+    private enum EnvelopeKeys: String, CodingKey { case id, gatewayID, siteID, label, event, message }
 
     public init(id: Int, gatewayID: String, siteID: Int?, label: String, event: BeaconEvent) {
         self.init(id: id, gatewayID: gatewayID, siteID: siteID, label: label, occurrence: .region(event))
@@ -106,6 +109,7 @@ public struct StoredEvent: Sendable, Hashable, Codable {
                   siteID: try container.decodeIfPresent(Int.self, forKey: .siteID),
                   label: try container.decode(String.self, forKey: .label),
                   occurrence: occurrence)
+        message = try container.decodeIfPresent(DeliveredMessage.self, forKey: .message)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -115,6 +119,7 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         // Written as null rather than left out, so every event has the same keys.
         try container.encode(siteID, forKey: .siteID)
         try container.encode(label, forKey: .label)
+        try container.encodeIfPresent(message, forKey: .message)
         switch occurrence {
         case .region(let event): try event.encode(to: encoder)
         case .room(let room): try room.encode(to: encoder)

@@ -25,6 +25,9 @@ extension ProximaServer {
             guard body.role != .gateway else {
                 throw APIError(.unprocessableContent, field: "role", "gateway tokens come with POST /v1/gateways, which also registers the gateway")
             }
+            guard body.role != .device else {
+                throw APIError(.unprocessableContent, field: "role", "device tokens come with POST /v1/devices, which also registers the device")
+            }
             return try Self.json(try await store.issueToken(name: body.name, role: body.role), status: .created)
         }
         router.post("/v1/gateways") { [store] request, context in

@@ -33,14 +33,14 @@ public struct ProximaRequestContext: RequestContext, WebSocketRequestContext {
         case .read: principal.role.canRead
         case .operate: principal.role.canOperate
         case .administer: principal.role == .admin
-        case .ingest: principal.role == .gateway
+        case .ingest: principal.role == .gateway || principal.role == .device
         }
         guard allowed else {
             let needed = switch permission {
             case .read: "admin, operator or read-only"
             case .operate: "admin or operator"
             case .administer: "admin"
-            case .ingest: "gateway"
+            case .ingest: "gateway or device"
             }
             throw APIError(.forbidden, field: "Authorization", "the token's role '\(principal.role.rawValue)' may not do this; it needs \(needed)")
         }
@@ -86,5 +86,11 @@ actor TokenCache {
         if entries.count > 10_000 { entries.removeAll() }
         entries[token] = (principal, now + lifetime)
         return principal
+    }
+
+    /// Drops the remembered tokens of a deleted gateway or device, so they stop working at once
+    /// on this instance.
+    func forget(gatewayID: String) {
+        entries = entries.filter { $0.value.principal.gatewayID != gatewayID }
     }
 }

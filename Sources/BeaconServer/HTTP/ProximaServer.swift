@@ -80,6 +80,8 @@ public final class ProximaServer: Sendable {
         addEventRoutes(to: router)
         addPositionRoutes(to: router)
         addFleetRoutes(to: router)
+        addDeviceRoutes(to: router)
+        addMessageRoutes(to: router)
         return router
     }
 

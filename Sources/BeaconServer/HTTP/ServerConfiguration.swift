@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable {
     /// measure what they cost.
     public var fleetChecks = true
     public var fleet = FleetSettings()
+    /// Bounds of devices and messages of the day (Apps/).
+    public var apps = AppLimits()
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

@@ -35,6 +35,8 @@ public final class IngestService: Sendable {
     public let positions: PositionTracking
     /// Fleet health, fed every accepted batch after it is committed (Fleet/); nil when off.
     public let fleet: FleetTracking?
+    /// Consent and messages of the day for batches posted by devices (Apps/).
+    public let devices = DeviceIngestion()
     let instance: String
     let clock: @Sendable () -> Double
     private let cache = Mutex<[String: Cached]>([:])
@@ -64,6 +66,9 @@ public final class IngestService: Sendable {
     public func ingest(gatewayID: String, batch: SightingBatch) async throws -> IngestResult {
         let now = clock()
         try batch.validate(now: now, window: window)
+        let device = try await devices.device(gatewayID: gatewayID, store: store)
+        try devices.admit(device)
+        let keepsPositions = device?.consent.positions ?? true
         // Taken out, so the step mutates it in place rather than copying it; put back after commit.
         let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
         let (result, saved) = try await store.database.transaction { db -> (IngestResult, Cached?) in
@@ -76,8 +81,11 @@ public final class IngestService: Sendable {
                 return (IngestResult(accepted: 0, duplicate: true, events: []), Cached(version: version.number, monitor: monitor))
             }
             var events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, now: now, db: db)
-            events += try await self.positions.step(gatewayID: gatewayID, sightings: batch.sightings, now: now, db: db)
-            try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
+            if device != nil { events = try await self.devices.attachMessages(to: events, now: now, db: db) }
+            if keepsPositions {
+                events += try await self.positions.step(gatewayID: gatewayID, sightings: batch.sightings, now: now, db: db)
+                try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
+            }
             let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
             try await self.storeHeader(monitor.header, version: version.number + 1, sequence: batch.sequence, gatewayID: gatewayID, now: now, db: db)
             let result = IngestResult(accepted: batch.sightings.count, duplicate: false, events: events,
@@ -88,7 +96,7 @@ public final class IngestService: Sendable {
         if let saved { cache.withLock { $0[gatewayID] = saved } }
         // After the commit, so a batch that failed and is sent again is observed once.
         var fed = result
-        if !result.duplicate, let fleet, try await fleet.observe(gatewayID: gatewayID, sightings: batch.sightings, store: store) {
+        if !result.duplicate, keepsPositions, let fleet, try await fleet.observe(gatewayID: gatewayID, sightings: batch.sightings, store: store) {
             fed.events += try await fleet.evaluate(store: store)
         }
         return fed

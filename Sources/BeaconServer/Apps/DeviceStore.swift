@@ -1,0 +1,119 @@
+import Foundation
+import SQLKit
+
+enum AppMigrations {
+    /// Devices (each backed by a gateway record, so ingestion needs nothing new), messages of
+    /// the day on zones and beacons, and the message delivered with an enter event.
+    static let devicesAndMessages = Migrations.Migration(version: 6, name: "devices and messages of the day") { dialect in
+        [
+            """
+            CREATE TABLE devices (id TEXT PRIMARY KEY REFERENCES gateways(id) ON DELETE CASCADE,
+              site_id BIGINT NOT NULL REFERENCES sites(id) ON DELETE CASCADE, name TEXT, anonymous BIGINT NOT NULL,
+              consent_events BIGINT NOT NULL, consent_positions BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL)
+            """,
+            "CREATE INDEX devices_site ON devices (site_id)",
+            """
+            CREATE TABLE messages (id \(Migrations.serialKey(dialect)), site_id BIGINT NOT NULL REFERENCES sites(id) ON DELETE CASCADE,
+              zone_id BIGINT REFERENCES zones(id) ON DELETE CASCADE, beacon_id BIGINT REFERENCES beacons(id) ON DELETE CASCADE,
+              format TEXT NOT NULL, body TEXT NOT NULL, schedule TEXT NOT NULL,
+              created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)
+            """,
+            "CREATE INDEX messages_zone ON messages (zone_id)",
+            "CREATE INDEX messages_beacon ON messages (beacon_id)",
+            "ALTER TABLE region_events ADD COLUMN message TEXT",
+        ]
+    }
+}
+
+extension Store {
+    /// Registers a device of a site with its consent, and issues its token (shown once).
+    public func registerDevice(_ new: NewDevice, limits: AppLimits = AppLimits(), now: Double = Date().timeIntervalSince1970) async throws -> RegisteredDevice {
+        let anonymous = new.anonymous ?? false
+        var name = new.name
+        if anonymous {
+            guard name == nil else { throw RegistryError(.invalid, field: "name", "an anonymous device has no name; leave name out") }
+        } else {
+            guard let given = name?.trimmingCharacters(in: .whitespaces), !given.isEmpty else {
+                throw RegistryError(.invalid, field: "name", "expected a name, or \"anonymous\": true for a device without one")
+            }
+            guard given.count <= limits.deviceNameLength else {
+                throw RegistryError(.invalid, field: "name", "expected at most \(limits.deviceNameLength) characters, found \(given.count)")
+            }
+            try NameText.check(given, field: "name")
+            name = given
+        }
+        if new.consent.positions, !new.consent.events {
+            throw RegistryError(.invalid, field: "consent.positions", "positions need events too: a device that shares where it is shares its events")
+        }
+        let id = UUID().uuidString.lowercased()
+        let storedName = name
+        return try await database.transaction { db in
+            _ = try await Self.site(id: new.siteID, db: db)
+            let count = try await db.raw("SELECT COUNT(*) AS n FROM devices WHERE site_id = \(bind: new.siteID)").first()?.int("n") ?? 0
+            guard count < limits.devicesPerSite else {
+                throw RegistryError(.exhausted, field: "siteID", "site \(new.siteID) has its limit of \(limits.devicesPerSite) devices; delete devices no longer used")
+            }
+            try await db.raw("""
+                INSERT INTO gateways (id, name, site_id, created_at)
+                VALUES (\(bind: id), \(bind: Device.gatewayName(id: id)), \(bind: new.siteID), \(bind: now))
+                """).run()
+            try await db.raw("""
+                INSERT INTO devices (id, site_id, name, anonymous, consent_events, consent_positions, created_at)
+                VALUES (\(bind: id), \(bind: new.siteID), \(bind: storedName), \(bind: anonymous ? 1 : 0),
+                        \(bind: new.consent.events ? 1 : 0), \(bind: new.consent.positions ? 1 : 0), \(bind: now))
+                """).run()
+            let token = try await Self.insertToken(name: "device \(id)", role: .device, gatewayID: id, secret: nil, db: db)
+            let device = Device(id: id, siteID: new.siteID, name: storedName, anonymous: anonymous, consent: new.consent, createdAt: now)
+            return RegisteredDevice(device: device, token: token.token)
+        }
+    }
+
+    static let deviceColumns = "id, site_id, name, anonymous, consent_events, consent_positions, created_at"
+
+    static func decodeDevice(_ row: any SQLRow) throws -> Device {
+        Device(id: try row.string("id"), siteID: try row.int("site_id"), name: try row.optionalString("name"),
+               anonymous: try row.int("anonymous") != 0,
+               consent: DeviceConsent(events: try row.int("consent_events") != 0, positions: try row.int("consent_positions") != 0),
+               createdAt: try row.double("created_at"))
+    }
+
+    /// The devices of a site, or of all sites, oldest first.
+    public func devices(siteID: Int? = nil) async throws -> [Device] {
+        try await database.read { db in
+            var query = SQLQueryString("SELECT \(unsafeRaw: Self.deviceColumns) FROM devices")
+            if let siteID {
+                _ = try await Self.site(id: siteID, db: db)
+                query += " WHERE site_id = \(bind: siteID)"
+            }
+            query += " ORDER BY created_at, id"
+            return try await db.raw(query).all().map(Self.decodeDevice)
+        }
+    }
+
+    public func device(id: String) async throws -> Device {
+        try await database.read { db in
+            guard let device = try await Self.device(id: id, db: db) else {
+                throw RegistryError(.notFound, field: "id", "no device \(id.prefix(64))")
+            }
+            return device
+        }
+    }
+
+    static func device(id: String, db: any SQLDatabase) async throws -> Device? {
+        try await db.raw("SELECT \(unsafeRaw: deviceColumns) FROM devices WHERE id = \(bind: id)").first().map(decodeDevice)
+    }
+
+    /// Forgets a device and everything kept about it: its token, engine checkpoint, ranging
+    /// state and events.
+    public func deleteDevice(id: String) async throws {
+        try await database.transaction { db in
+            guard try await Self.device(id: id, db: db) != nil else {
+                throw RegistryError(.notFound, field: "id", "no device \(id.prefix(64))")
+            }
+            try await db.raw("DELETE FROM region_events WHERE gateway_id = \(bind: id)").run()
+            try await db.raw("DELETE FROM ranging_state WHERE gateway_id = \(bind: id)").run()
+            // Cascades to the token, the checkpoint rows and the device row.
+            try await db.raw("DELETE FROM gateways WHERE id = \(bind: id)").run()
+        }
+    }
+}

@@ -141,6 +141,42 @@ struct DeviceAccessTests {
             #expect(document.contains("\n  \(path):\n"), "missing \(path)")
         }
         for role in ["device", "enrolment"] { #expect(document.contains(role)) }
+        let schedule = MessageSchedule()
+        let device = Device(id: "d", siteID: 1, name: nil, anonymous: true, consent: DeviceConsent(events: true, positions: false), createdAt: 1)
+        let message = DayMessage(id: 1, siteID: 1, zoneID: nil, beaconID: nil, format: .text, body: "x", schedule: schedule, createdAt: 1, updatedAt: 1)
+        let answers: [(String, any Encodable)] = [
+            ("Device", device),
+            ("DeviceConsent", device.consent),
+            ("RegisteredDevice", RegisteredDevice(device: device, token: "t")),
+            ("MessageSchedule", schedule),
+            ("DayMessage", message),
+            ("SavedDayMessage", SavedDayMessage(message: message, removed: [])),
+            ("DeliveredMessage", message.delivered),
+            ("MessageLookup", MessageLookup(uuid: UUID(), major: 1, minor: 1, label: nil, message: nil)),
+        ]
+        for (name, value) in answers {
+            let schema = try OpenAPIContractTests.Schema(named: name, in: document)
+            let object = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any])
+            #expect(Set(object.keys) == schema.required, "\(name): carries \(object.keys.sorted()), documents \(schema.required.sorted())")
+        }
+        // The requests: leaving out a field fails exactly when the document requires it.
+        let requests: [(String, String, @Sendable (Data) throws -> Void)] = [
+            ("NewDevice", #"{"siteID":1,"name":"x","anonymous":false,"consent":{"events":true,"positions":false}}"#,
+             { _ = try JSONDecoder().decode(NewDevice.self, from: $0) }),
+            ("NewDayMessage", #"{"zoneID":1,"beaconID":2,"format":"text","body":"x","schedule":{"timeZone":"UTC"}}"#,
+             { _ = try JSONDecoder().decode(NewDayMessage.self, from: $0) }),
+        ]
+        for (name, complete, decode) in requests {
+            let schema = try OpenAPIContractTests.Schema(named: name, in: document)
+            let object = try #require(JSONSerialization.jsonObject(with: Data(complete.utf8)) as? [String: Any])
+            #expect(Set(object.keys) == schema.properties, "\(name): example must have every documented property")
+            for key in object.keys {
+                var partial = object
+                partial.removeValue(forKey: key)
+                let fails = (try? decode(JSONSerialization.data(withJSONObject: partial))) == nil
+                #expect(fails == schema.required.contains(key), "\(name).\(key)")
+            }
+        }
     }
 }
 

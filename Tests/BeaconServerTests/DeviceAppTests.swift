@@ -163,6 +163,9 @@ struct DeviceAppTests {
             #expect(gone.status == .notFound)
             #expect(gone.errorField == "id")
             #expect(try await app.call(.get, "/v1/devices", as: .operator).json([Device].self).isEmpty)
+            // A token another instance still remembers is refused at ingestion, not failed on.
+            let late = SightingBatch(sequence: 9, sightings: [])
+            await #expect(throws: APIError.self) { _ = try await app.server.accept(late, gatewayID: device.id) }
         }
     }
 

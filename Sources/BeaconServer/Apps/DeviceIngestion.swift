@@ -20,7 +20,16 @@ public final class DeviceIngestion: Sendable {
     /// The device behind a gateway id, nil for an ordinary gateway.
     func device(gatewayID: String, store: Store) async throws -> Device? {
         if notDevices.withLock({ $0.contains(gatewayID) }) { return nil }
-        let device = try await store.database.read { db in try await Store.device(id: gatewayID, db: db) }
+        let (device, gatewayExists) = try await store.database.read { db in
+            let device = try await Store.device(id: gatewayID, db: db)
+            let gateway = device != nil ? true : try await db.raw("SELECT id FROM gateways WHERE id = \(bind: gatewayID)").first() != nil
+            return (device, gateway)
+        }
+        // A token outliving its deleted device (another instance's token cache) is refused here
+        // rather than failing on the missing gateway record.
+        guard gatewayExists else {
+            throw APIError(.unauthorized, field: "Authorization", "the device or gateway this token was issued to has been deleted")
+        }
         if device == nil {
             notDevices.withLock { known in
                 if known.count >= Self.notDevicesLimit { known.removeAll() }

@@ -23,6 +23,7 @@ struct Proxima: AsyncParsableCommand {
             Locate.self,
             RouteCommand.self,
             FleetCommand.self,
+            DeviceCommand.self,
         ]
     )
 }

@@ -1,0 +1,145 @@
+import ArgumentParser
+import AsyncHTTPClient
+import BeaconServer
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+
+/// `proxima device`: a phone's side of a proxima server (docs/apps.md). "Device" here is a
+/// registered phone, not the HCI controller `--device hci0` names.
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Register a phone as a device of a site, and look up the message of the day for a beacon.",
+        subcommands: [Register.self, Message.self])
+
+    struct Connection: ParsableArguments {
+        @Option(help: "The server's URL, e.g. http://127.0.0.1:8080.")
+        var server: String
+
+        @Option(help: "A token: enrolment, operator or admin to register; the device's own token (or a read token) to look up messages.")
+        var token: String
+
+        func validate() throws {
+            guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+                throw ValidationError("--server: expected an http:// or https:// URL, found '\(server)'")
+            }
+        }
+
+        /// Sends a request and returns the body of a 2xx answer; any other is an error carrying
+        /// the server's refusal (which names the field).
+        func send(_ method: String, _ path: String, body: Data? = nil) async throws -> Data {
+            let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+            var request = HTTPClientRequest(url: base + path)
+            request.method = .init(rawValue: method)
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            if let body {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(data: body))
+            }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            do {
+                let response = try await client.execute(request, timeout: .seconds(30))
+                let data = try await response.body.collect(upTo: 16 * 1024 * 1024)
+                try await client.shutdown()
+                guard (200..<300).contains(response.status.code) else {
+                    throw FleetRequestFailure(description: "\(path): the server answered \(response.status.code) \(String(buffer: data).prefix(500))")
+                }
+                return Data(buffer: data)
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// What the person agreed to share.
+    enum Consent: String, ExpressibleByArgument, CaseIterable {
+        case none, events, positions
+
+        var flags: DeviceConsent {
+            DeviceConsent(events: self != .none, positions: self == .positions)
+        }
+    }
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a device of a site and print its token (shown once): give it to `proxima gateway --token`.")
+
+        @OptionGroup var connection: Connection
+
+        @Option(help: "The site's id.")
+        var site: Int
+
+        @Option(help: "The device's name (leave out with --anonymous).")
+        var name: String?
+
+        @Flag(help: "No name: the server keeps only a random identifier.")
+        var anonymous = false
+
+        @Option(help: "What the person consents to: none (message lookups only), events, or positions (events and where the device is).")
+        var consent: Consent
+
+        @Flag(help: "Print the server's JSON.")
+        var json = false
+
+        func validate() throws {
+            if anonymous, name != nil { throw ValidationError("--name: an anonymous device has no name") }
+            if !anonymous, name == nil { throw ValidationError("--name: expected a name, or --anonymous") }
+        }
+
+        func run() async throws {
+            let request = NewDevice(siteID: site, name: name, anonymous: anonymous, consent: consent.flags)
+            let data = try await connection.send("POST", "/v1/devices", body: try JSONEncoder().encode(request))
+            if json {
+                try StandardOutput.line(String(decoding: data, as: UTF8.self))
+                return
+            }
+            let registered = try JSONDecoder().decode(RegisteredDevice.self, from: data)
+            let device = registered.device
+            let who = device.name.map { "'\($0)'" } ?? "anonymous"
+            let shares = device.consent.positions ? "events and positions" : device.consent.events ? "events" : "nothing (message lookups only)"
+            try StandardOutput.line("device \(device.id) of site \(device.siteID) (\(who)), sharing \(shares)")
+            try StandardOutput.line("device token (shown once, store it now): \(registered.token)")
+        }
+    }
+
+    struct Message: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the message of the day that applies now to a beacon, on the server's clock.")
+
+        @OptionGroup var connection: Connection
+
+        @Option(help: "The beacon's proximity UUID.")
+        var uuid: String
+
+        @Option(help: "The beacon's major.")
+        var major: UInt16
+
+        @Option(help: "The beacon's minor.")
+        var minor: UInt16
+
+        @Flag(help: "Print the server's JSON.")
+        var json = false
+
+        func validate() throws {
+            guard UUID(uuidString: uuid) != nil else { throw ValidationError("--uuid: expected a proximity UUID, found '\(uuid)'") }
+        }
+
+        func run() async throws {
+            let data = try await connection.send("GET", "/v1/messages?uuid=\(uuid)&major=\(major)&minor=\(minor)")
+            if json {
+                try StandardOutput.line(String(decoding: data, as: UTF8.self))
+                return
+            }
+            let lookup = try JSONDecoder().decode(MessageLookup.self, from: data)
+            let place = lookup.label ?? "\(uuid):\(major):\(minor)"
+            guard let message = lookup.message else {
+                try StandardOutput.line("\(place): no message now")
+                return
+            }
+            try StandardOutput.line("\(place): message \(message.id) (\(message.format.rawValue))")
+            try StandardOutput.line(message.body)
+        }
+    }
+}

@@ -28,6 +28,9 @@ struct LocationPass {
     private var phoneLocators: [LocateMethod: ScanLocator] = [:]
     /// Per tag, per method: the tag is located against the gateways as anchors.
     private var tagLocators: [[LocateMethod: ScanLocator]] = []
+    /// Room likelihoods from the signal model (no fix): one for phones, one per tag.
+    private var phoneSignal: SignalRoomLikelihood?
+    private var tagSignals: [SignalRoomLikelihood?] = []
     private var phonePending: [String: [Int: (sum: Double, count: Int)]] = [:]
     private var tagPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
     private var cycleEnd: Double
@@ -135,6 +138,9 @@ struct LocationPass {
             }
             return locators
         }
+        guard !map.rooms.isEmpty, roomFilterVariants.contains(where: { $0.evidence.contains(.signal) }) else { return }
+        phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) }
+        tagSignals = tagLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
     }
 
     private mutating func sampleTruth(until time: Double) {
@@ -159,7 +165,11 @@ struct LocationPass {
                 record(fix, subject: walker.name, truth: position, direction: .phones, method: method, at: end)
                 fixes[method] = fix
             }
-            filterRooms(fixes, subject: walker.name, direction: .phones, at: end)
+            let gain = model.gain(of: walker.name)
+            filterRooms(fixes, evidence: RoomCycleEvidence(
+                            signal: phoneSignal, readings: readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) },
+                            particles: phoneLocators[.particle], subject: walker.name, rooms: map.rooms),
+                        subject: walker.name, direction: .phones, at: end)
         }
         for (index, tag) in tags.enumerated() {
             guard let pending = tagPending[index] else { continue }
@@ -171,7 +181,10 @@ struct LocationPass {
                 record(fix, subject: tag.name, truth: position, direction: .tags, method: method, at: end)
                 fixes[method] = fix
             }
-            filterRooms(fixes, subject: tag.name, direction: .tags, at: end)
+            filterRooms(fixes, evidence: RoomCycleEvidence(
+                            signal: tagSignals.indices.contains(index) ? tagSignals[index] : nil, readings: readings,
+                            particles: tagLocators[index][.particle], subject: tag.name, rooms: map.rooms),
+                        subject: tag.name, direction: .tags, at: end)
         }
         phonePending = [:]
         tagPending = [:]
@@ -207,19 +220,29 @@ struct LocationPass {
         }
     }
 
-    /// Feeds one cycle's fixes of a subject to every room filter: the product of the
-    /// likelihoods of the filter's methods that gave a fix.
-    private mutating func filterRooms(_ fixes: [LocateMethod: Fix], subject: String, direction: Direction, at time: Double) {
+    /// Feeds one cycle of a subject to every room filter: the product of the likelihoods of
+    /// the filter's evidence that this cycle has.
+    private mutating func filterRooms(_ fixes: [LocateMethod: Fix], evidence: RoomCycleEvidence, subject: String, direction: Direction, at time: Double) {
         guard !map.rooms.isEmpty, !fixes.isEmpty else { return }
         var cache: [String: [Double]] = [:]
+        var evidence = evidence
         for (index, variant) in roomFilterVariants.enumerated() {
             var combined = [Double](repeating: 1, count: map.rooms.count)
             var used = 0
-            for method in variant.methods {
-                guard let fix = fixes[method], let likelihood = roomLikelihoods[variant.spread] else { continue }
-                let key = "\(method.rawValue) \(variant.spread)"
-                let values = cache[key] ?? likelihood.likelihoods(of: fix.position)
-                cache[key] = values
+            for source in variant.evidence {
+                let values: [Double]?
+                switch source {
+                case .fix(let method):
+                    guard let fix = fixes[method], let likelihood = roomLikelihoods[variant.spread] else { continue }
+                    let key = "\(method.rawValue) \(variant.spread)"
+                    values = cache[key] ?? likelihood.likelihoods(of: fix.position)
+                    cache[key] = values
+                case .particleMass:
+                    values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare)
+                case .signal:
+                    values = evidence.signalLikelihoods(temperature: variant.temperature)
+                }
+                guard let values else { continue }
                 for room in combined.indices { combined[room] *= values[room] }
                 used += 1
             }
@@ -269,5 +292,38 @@ struct LocationPass {
             }
         }
         return results
+    }
+}
+
+/// One cycle's fix-free room evidence for one subject, computed once on first use and shared by
+/// every room filter variant.
+struct RoomCycleEvidence {
+    let signal: SignalRoomLikelihood?
+    let readings: [Reading]
+    let particles: ScanLocator?
+    let subject: String
+    let rooms: [Room]
+    private var signalLogs: [Double]??
+    private var mass: [Double]??
+
+    init(signal: SignalRoomLikelihood?, readings: [Reading], particles: ScanLocator?, subject: String, rooms: [Room]) {
+        self.signal = signal
+        self.readings = readings
+        self.particles = particles
+        self.subject = subject
+        self.rooms = rooms
+    }
+
+    mutating func signalLikelihoods(temperature: Double) -> [Double]? {
+        if signalLogs == nil { signalLogs = .some(signal?.logLikelihoods(of: readings)) }
+        guard let logs = signalLogs!, let signal else { return nil }
+        return SignalRoomLikelihood.likelihoods(logs: logs, temperature: temperature, outlierShare: signal.outlierShare)
+    }
+
+    mutating func massLikelihoods(outlierShare: Double) -> [Double]? {
+        if mass == nil { mass = .some(particles?.particleMass(of: subject, rooms: rooms)) }
+        guard let masses = mass!, masses.count == rooms.count + 1 else { return nil }
+        let even = 1 / Double(max(1, rooms.count))
+        return masses.prefix(rooms.count).map { (1 - outlierShare) * $0 + outlierShare * even }
     }
 }

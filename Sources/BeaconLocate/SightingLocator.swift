@@ -17,7 +17,7 @@ public enum LocateOutput: Sendable, Hashable {
 /// the gateways that heard it in the cycle locate it, as anchors heard at the tag's advertised
 /// power plus each gateway's calibrated gain. On a map with rooms, the room of every located
 /// subject (the `room` of its fixes, and its enter/exit events) is the default room decider's
-/// (``RoomDecider``). Room-assigned receivers without a position feed ``RoomPresence`` (one
+/// (``RoomDecider``, with its defaults for phones and for tags). Room-assigned receivers without a position feed ``RoomPresence`` (one
 /// scanner per room, the Raspberry Pi layout); on a map without positioned gateways every
 /// room-assigned receiver does.
 public struct SightingLocator: Sendable {
@@ -39,10 +39,9 @@ public struct SightingLocator: Sendable {
     private var tagPending: [String: [Int: (sum: Double, count: Int)]] = [:]
     public static let maximumReceiversPerCycle = 10_000
 
-    /// `survey` gives the room decider's fingerprints (as the locator's); `rooms` is the room
-    /// decider's configuration (nil: rooms from `presence` only, and from the fix's position).
-    public init(locator: ScanLocator, presence: RoomPresence, cycle: Double = 1, survey: [SurveyPoint] = [],
-                rooms configuration: RoomDecider.Configuration? = .standard) {
+    /// `survey` gives the room decider's fingerprints (as the locator's); without `roomDecider`
+    /// rooms come from `presence` only, and a fix's room is the one holding it.
+    public init(locator: ScanLocator, presence: RoomPresence, cycle: Double = 1, survey: [SurveyPoint] = [], roomDecider: Bool = true) {
         self.locator = locator
         self.presence = presence
         self.cycle = cycle
@@ -51,8 +50,8 @@ public struct SightingLocator: Sendable {
         defaultPower = model.defaultPower
         let gateways = map.receivers.compactMap { receiver in receiver.position.map { (receiver.name, $0) } }
         gatewayIndex = gateways.count >= 2 ? Dictionary(gateways.enumerated().map { ($1.0, $0) }, uniquingKeysWith: { first, _ in first }) : [:]
-        if let configuration, !map.rooms.isEmpty {
-            rooms = RoomDecider(map: map, model: model, survey: survey, configuration: configuration)
+        if roomDecider, !map.rooms.isEmpty {
+            rooms = RoomDecider(map: map, model: model, survey: survey, configuration: .phones)
         }
         guard !gatewayIndex.isEmpty else { return }
         let anchors = gateways.map { MappedBeacon(id: $0.0, position: $0.1, measuredPower: model.defaultPower + model.gain(of: $0.0)) }
@@ -60,8 +59,8 @@ public struct SightingLocator: Sendable {
         let reverseModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
         tagLocator = ScanLocator(method: locator.method == .fingerprint ? .particle : locator.method, map: reverse, model: reverseModel,
                                  attenuatingWalls: true)
-        if let configuration, !map.rooms.isEmpty {
-            tagRooms = RoomDecider(map: reverse, model: reverseModel, configuration: configuration)
+        if roomDecider, !map.rooms.isEmpty {
+            tagRooms = RoomDecider(map: reverse, model: reverseModel, configuration: .tags)
         }
     }
 

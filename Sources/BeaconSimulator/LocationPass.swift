@@ -43,7 +43,7 @@ struct LocationPass {
     static let hysteresisLabels = ["", ", no hysteresis"]
     /// The room filters (``RoomFilter``), per direction, each fed the likelihoods of its methods' fixes.
     private var roomFilters: [Direction: [RoomFilter]] = [:]
-    let roomFilterVariants: [RoomFilterVariant]
+    let roomFilterVariants: [Direction: [RoomFilterVariant]]
     private let roomLikelihoods: [Double: RoomLikelihood]
     private var gatewayRooms: RoomPresence
     private var beaconRooms: RoomPresence
@@ -68,11 +68,12 @@ struct LocationPass {
         anchorIndex = Dictionary(map.beacons.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         methods = LocateMethod.allCases.filter { $0 != .fingerprint || !phoneSurvey.isEmpty }
         cycleEnd = cycle
-        roomFilterVariants = RoomFilterVariant.evaluated
-        roomLikelihoods = Dictionary(RoomFilterVariant.evaluated.map { ($0.spread, RoomLikelihood(rooms: map.rooms, spread: $0.spread)) },
+        let variants = Dictionary(uniqueKeysWithValues: Direction.allCases.map { ($0, RoomFilterVariant.evaluated($0)) })
+        roomFilterVariants = variants
+        roomLikelihoods = Dictionary(variants.values.joined().map { ($0.spread, RoomLikelihood(rooms: map.rooms, spread: $0.spread)) },
                                      uniquingKeysWith: { first, _ in first })
         for direction in Direction.allCases {
-            roomFilters[direction] = RoomFilterVariant.evaluated.map { RoomFilter(rooms: map.rooms, doors: map.doors, configuration: $0.configuration) }
+            roomFilters[direction] = variants[direction]!.map { RoomFilter(rooms: map.rooms, doors: map.doors, configuration: $0.configuration) }
         }
         gatewayRooms = RoomPresence(map: map, receiverGain: model.receiverGain, configuration: roomPresence)
         // A phone's "room receivers" are the room's beacons: the room whose beacon is heard
@@ -138,7 +139,7 @@ struct LocationPass {
             }
             return locators
         }
-        guard !map.rooms.isEmpty, roomFilterVariants.contains(where: { $0.evidence.contains(.signal) }) else { return }
+        guard !map.rooms.isEmpty, roomFilterVariants.values.joined().contains(where: { $0.evidence.contains(.signal) }) else { return }
         phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) }
         tagSignals = tagLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
     }
@@ -191,7 +192,7 @@ struct LocationPass {
         apply(gatewayRooms.advance(to: end), direction: .tags, decider: "room gateways")
         apply(beaconRooms.advance(to: end), direction: .phones, decider: "room beacons")
         for direction in Direction.allCases {
-            for (index, variant) in roomFilterVariants.enumerated() {
+            for (index, variant) in roomFilterVariants[direction, default: []].enumerated() {
                 guard var filter = roomFilters[direction]?[index] else { continue }
                 let events = filter.advance(to: end)
                 roomFilters[direction]![index] = filter
@@ -226,7 +227,7 @@ struct LocationPass {
         guard !map.rooms.isEmpty, !fixes.isEmpty else { return }
         var cache: [String: [Double]] = [:]
         var evidence = evidence
-        for (index, variant) in roomFilterVariants.enumerated() {
+        for (index, variant) in roomFilterVariants[direction, default: []].enumerated() {
             var combined = [Double](repeating: 1, count: map.rooms.count)
             var used = 0
             for source in variant.evidence {
@@ -276,7 +277,7 @@ struct LocationPass {
         for direction in Direction.allCases {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
-            let deciders = roomFilterVariants.map(\.label) + (direction == .phones ? ["room beacons"] : ["room gateways"])
+            let deciders = roomFilterVariants[direction, default: []].map(\.label) + (direction == .phones ? ["room beacons"] : ["room gateways"])
                 + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
             for decider in deciders {
                 guard let timelines = decided[direction]?[decider] else { continue }

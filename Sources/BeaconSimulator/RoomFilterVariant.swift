@@ -18,11 +18,27 @@ struct RoomFilterVariant: Sendable, Hashable {
     var label: String
     var evidence: [RoomEvidence]
     var spread: Double = 0.5
-    var temperature: Double = 0.5
-    /// Share of the particle mass likelihood spread evenly over the rooms, so that a cloud wholly
-    /// in one room does not rule the others out.
+    var temperature: Double = 1
+    /// Share of the particle mass likelihood spread evenly over the rooms.
     var massOutlierShare: Double = 0.05
     var configuration: RoomFilter.Configuration
+
+    init(label: String, evidence: [RoomEvidence], configuration: RoomFilter.Configuration) {
+        self.label = label
+        self.evidence = evidence
+        self.configuration = configuration
+    }
+
+    /// The same evidence and filter as ``RoomDecider`` with `decider`, so the evaluation's
+    /// default row is what `proxima locate` runs.
+    init(label: String, decider: RoomDecider.Configuration) {
+        self.label = label
+        evidence = (decider.signal ? [.signal] : []) + (decider.particleMass ? [.particleMass] : []) + decider.methods.map { .fix($0) }
+        spread = decider.spread
+        temperature = decider.temperature
+        massOutlierShare = decider.massOutlierShare
+        configuration = decider.filter
+    }
 
     var methods: [LocateMethod] { evidence.compactMap { if case .fix(let method) = $0 { method } else { nil } } }
 
@@ -32,53 +48,23 @@ struct RoomFilterVariant: Sendable, Hashable {
     static let fixes = RoomFilterVariant(label: "room filter on fixes (default before)", evidence: [.fix(.particle), .fix(.fingerprint), .fix(.trilateration)],
                                          configuration: .init(switchRate: 0.5, threshold: 0.93))
 
-    static let particleMass = RoomFilterVariant(label: "room filter on particle mass", evidence: [.particleMass],
-                                                configuration: .init(switchRate: 0.5, threshold: 0.93))
+    static func standard(_ direction: LocationReport.Direction) -> RoomFilterVariant {
+        RoomFilterVariant(label: LocationReport.defaultRoomDecider, decider: direction == .phones ? .phones : .tags)
+    }
 
-    static let signal = RoomFilterVariant(label: "room filter on signal model", evidence: [.signal],
-                                          configuration: .init(switchRate: 0.5, threshold: 0.93))
-
-    static let standard: RoomFilterVariant = {
-        var variant = fixes
-        variant.label = LocationReport.defaultRoomDecider
-        return variant
-    }()
-
-    /// The default and the designs compared with it.
-    static let evaluated: [RoomFilterVariant] = {
-        var rows = [standard, fixes, particleMass]
-        var hot = signal
-        hot.label += ", temperature 1"
-        hot.temperature = 1
-        rows.append(hot)
-        for (temperature, threshold) in [(1.0, 0.8), (1.0, 0.9), (1.0, 0.93), (1.0, 0.97), (1.0, 0.99), (0.5, 0.8), (0.5, 0.97), (2.0, 0.97)] {
-            var combined = signal
-            combined.label = "signal T\(temperature) + fixes, threshold \(threshold)"
-            combined.evidence = [.signal, .fix(.particle), .fix(.fingerprint), .fix(.trilateration)]
-            combined.temperature = temperature
-            combined.configuration.threshold = threshold
-            rows.append(combined)
-        }
-        for threshold in [0.8, 0.97] {
-            var stricter = fixes
-            stricter.label = "fixes, threshold \(threshold)"
-            stricter.configuration.threshold = threshold
-            rows.append(stricter)
-        }
-        var massSignal = signal
-        massSignal.label = "signal T1.0 + particle mass"
-        massSignal.evidence = [.signal, .particleMass]
-        massSignal.temperature = 1
-        rows.append(massSignal)
-        var fingerprint = signal
-        fingerprint.label = "signal T1.0 + fingerprint fix"
-        fingerprint.evidence = [.signal, .fix(.fingerprint)]
-        fingerprint.temperature = 1
-        rows.append(fingerprint)
-        var slow = hot
-        slow.label += ", rate 0.2"
-        slow.configuration.switchRate = 0.2
-        rows.append(slow)
-        return rows
-    }()
+    /// The default of `direction` and the designs compared with it: the default before, each
+    /// new evidence alone, the other direction's default, and the signal model with fixes at a
+    /// lower threshold (the fastest tag row of the grid in docs/evaluation.md).
+    static func evaluated(_ direction: LocationReport.Direction) -> [RoomFilterVariant] {
+        let mass = RoomFilterVariant(label: "room filter on particle mass", evidence: [.particleMass], configuration: .init(switchRate: 0.5, threshold: 0.93))
+        let signal = RoomFilterVariant(label: "room filter on signal model", evidence: [.signal], configuration: .init(switchRate: 0.5, threshold: 0.93))
+        var signalFixes = RoomFilterVariant(label: "room filter on signal model + fixes, threshold 0.9",
+                                            evidence: [.signal, .fix(.particle), .fix(.fingerprint), .fix(.trilateration)],
+                                            configuration: .init(switchRate: 0.5, threshold: 0.9))
+        signalFixes.temperature = 1
+        let other = direction == .phones
+            ? RoomFilterVariant(label: "room filter, tags' default (signal + mass + fixes)", decider: .tags)
+            : RoomFilterVariant(label: "room filter, phones' default (signal + mass)", decider: .phones)
+        return [standard(direction), fixes, mass, signal, signalFixes, other]
+    }
 }

@@ -74,7 +74,7 @@ import Testing
     @Test func withoutTheDeciderRoomsAreTheFixesOwn() throws {
         let map = try Self.site()
         var locator = SightingLocator(locator: ScanLocator(method: .trilateration, map: map, model: PathLossModel(exponent: 2)),
-                                      presence: RoomPresence(map: map), rooms: nil)
+                                      presence: RoomPresence(map: map), roomDecider: false)
         let tag = IBeaconFrame(identity: try #require(map.beacons.first?.identity))
         // A map beacon heard by a receiver is that receiver locating itself (a phone), not a tag.
         var outputs: [LocateOutput] = []

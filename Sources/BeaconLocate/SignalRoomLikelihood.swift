@@ -17,8 +17,13 @@ public struct SignalRoomLikelihood: Sendable {
     /// expected[room][cell * anchorCount + anchor]: the model's RSSI at the cell, dBm.
     private let expected: [[Float]]
 
+    /// The most model values tabulated (cells × anchors over all rooms): rooms get coarser
+    /// grids on large maps, so memory and the cost of a cycle stay bounded.
+    public static let maximumEntries = 2_000_000
+
     /// `anchors` should model the walls (``AnchorSet/init(map:model:attenuatingWalls:)`` with
-    /// `attenuatingWalls`), or only distance counts. At most `maximumCells` cells per room.
+    /// `attenuatingWalls`), or only distance counts. At most `maximumCells` cells per room, fewer
+    /// when rooms × cells × anchors would pass ``maximumEntries``.
     public init(rooms: [Room], anchors: AnchorSet, lossScale: Double = 5, temperature: Double = 0.5, outlierShare: Double = 0.01,
                 cellSize: Double = 1, maximumCells: Int = 400) {
         self.lossScale = max(0.5, lossScale)
@@ -26,8 +31,9 @@ public struct SignalRoomLikelihood: Sendable {
         self.outlierShare = min(max(outlierShare, 0), 1)
         anchorCount = anchors.xs.count
         let model = anchors.model
+        let cellsPerRoom = max(1, min(maximumCells, Self.maximumEntries / max(1, rooms.count * max(1, anchorCount))))
         expected = rooms.map { room in
-            RoomGrid.cells(of: room.outline, cellSize: cellSize, maximumCells: maximumCells).flatMap { cell in
+            RoomGrid.cells(of: room.outline, cellSize: cellSize, maximumCells: cellsPerRoom).flatMap { cell in
                 anchors.xs.indices.map { anchor in
                     let dx = cell.x - anchors.xs[anchor], dy = cell.y - anchors.ys[anchor]
                     return Float(model.expectedRSSI(power: anchors.powers[anchor], squaredDistance: dx * dx + dy * dy)

@@ -144,17 +144,27 @@ public struct ParticleFilter: Sendable, Hashable {
             return (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0)
         }
         var total = 0.0
-        for index in xs.indices {
-            let weight = exp(logWeights[index])
-            total += weight
-            let point = Position(x: xs[index], y: ys[index])
-            var placed = outlines.count
-            for (room, box) in boxes.enumerated()
-            where point.x >= box.0 && point.x <= box.2 && point.y >= box.1 && point.y <= box.3 && outlines[room].contains(point) {
-                placed = room
-                break
+        // Unsafe buffers: called once per subject and cycle over every particle, and a debug
+        // build (the test suite's) spends most of it in bounds checks otherwise.
+        xs.withUnsafeBufferPointer { xs in
+            ys.withUnsafeBufferPointer { ys in
+                logWeights.withUnsafeBufferPointer { logWeights in
+                    for index in 0..<xs.count {
+                        let weight = exp(logWeights[index])
+                        total += weight
+                        let x = xs[index], y = ys[index]
+                        var placed = outlines.count
+                        for room in 0..<boxes.count {
+                            let box = boxes[room]
+                            if x >= box.0 && x <= box.2 && y >= box.1 && y <= box.3 && outlines[room].contains(Position(x: x, y: y)) {
+                                placed = room
+                                break
+                            }
+                        }
+                        masses[placed] += weight
+                    }
+                }
             }
-            masses[placed] += weight
         }
         guard total > 0 else { return masses }
         return masses.map { $0 / total }

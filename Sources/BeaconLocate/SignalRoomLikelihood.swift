@@ -60,18 +60,30 @@ public struct SignalRoomLikelihood: Sendable {
         let usable = readings.filter { $0.beacon >= 0 && $0.beacon < anchorCount && $0.rssi.isFinite }
         guard !usable.isEmpty, !expected.isEmpty else { return nil }
         let inverseScale2 = 1 / (lossScale * lossScale)
+        let beacons = usable.map(\.beacon), rssis = usable.map(\.rssi)
+        let stride = max(1, anchorCount)
+        // Unsafe buffers: this loop runs cells × readings times per subject and cycle, and a
+        // debug build (the test suite's) spends most of it in bounds checks otherwise.
         let logs = expected.map { table -> Double in
-            let cells = table.count / max(1, anchorCount)
+            let cells = table.count / stride
             guard cells > 0 else { return -Double.infinity }
             var values = [Double](repeating: 0, count: cells)
-            for cell in 0..<cells {
-                var logLikelihood = 0.0
-                let base = cell * anchorCount
-                for reading in usable {
-                    let residual = reading.rssi - Double(table[base + reading.beacon])
-                    logLikelihood -= log1p(residual * residual * inverseScale2)
+            table.withUnsafeBufferPointer { model in
+                beacons.withUnsafeBufferPointer { beacons in
+                    rssis.withUnsafeBufferPointer { rssis in
+                        values.withUnsafeMutableBufferPointer { values in
+                            for cell in 0..<cells {
+                                var logLikelihood = 0.0
+                                let base = cell * stride
+                                for index in 0..<beacons.count {
+                                    let residual = rssis[index] - Double(model[base + beacons[index]])
+                                    logLikelihood -= log1p(residual * residual * inverseScale2)
+                                }
+                                values[cell] = logLikelihood
+                            }
+                        }
+                    }
                 }
-                values[cell] = logLikelihood
             }
             let largest = values.max()!
             return largest + log(values.reduce(0) { $0 + exp($1 - largest) } / Double(cells))

@@ -133,6 +133,43 @@ public struct ParticleFilter: Sendable, Hashable {
         return Fix(position: Position(x: x, y: y), uncertainty: (spread / sum).squareRoot(), method: .particle)
     }
 
+    /// The share of the particles' weight inside each outline (in order), with the share in
+    /// none of them last. Walls make the cloud flow through doors, so near a door this says how
+    /// much of it is on each side, where the mean of the cloud may fall in a wall.
+    public func mass(in outlines: [Polygon]) -> [Double] {
+        var masses = [Double](repeating: 0, count: outlines.count + 1)
+        guard !xs.isEmpty else { return masses }
+        let boxes = outlines.map { outline -> (Double, Double, Double, Double) in
+            let xs = outline.vertices.map(\.x), ys = outline.vertices.map(\.y)
+            return (xs.min() ?? 0, ys.min() ?? 0, xs.max() ?? 0, ys.max() ?? 0)
+        }
+        var total = 0.0
+        // Unsafe buffers: called once per subject and cycle over every particle, and a debug
+        // build (the test suite's) spends most of it in bounds checks otherwise.
+        xs.withUnsafeBufferPointer { xs in
+            ys.withUnsafeBufferPointer { ys in
+                logWeights.withUnsafeBufferPointer { logWeights in
+                    for index in 0..<xs.count {
+                        let weight = exp(logWeights[index])
+                        total += weight
+                        let x = xs[index], y = ys[index]
+                        var placed = outlines.count
+                        for room in 0..<boxes.count {
+                            let box = boxes[room]
+                            if x >= box.0 && x <= box.2 && y >= box.1 && y <= box.3 && outlines[room].contains(Position(x: x, y: y)) {
+                                placed = room
+                                break
+                            }
+                        }
+                        masses[placed] += weight
+                    }
+                }
+            }
+        }
+        guard total > 0 else { return masses }
+        return masses.map { $0 / total }
+    }
+
     /// Systematic resampling once the effective sample size falls below half the particles.
     private mutating func resampleIfDegenerate() {
         let weights = logWeights.map { exp($0) }

@@ -49,6 +49,13 @@ public struct ScanLocator: Sendable {
             return filters[receiver]!.update(corrected, at: time, positionHint: hint)
         }
     }
+
+    /// The particle filter's weight per room for `receiver` (``ParticleFilter/mass(in:)``,
+    /// the share outside every room last), or nil if this locator is not a particle filter or
+    /// has not tracked that receiver.
+    public func particleMass(of receiver: String, rooms: [Room]) -> [Double]? {
+        filters[receiver]?.mass(in: rooms.map(\.outline))
+    }
 }
 
 extension SiteCalibrator {

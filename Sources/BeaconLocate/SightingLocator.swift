@@ -12,25 +12,56 @@ public enum LocateOutput: Sendable, Hashable {
 /// driven only by the sightings' own times (call `advance(to:)` for a live clock).
 ///
 /// Per cycle (one second by default) each receiver's sightings of the map's beacons are
-/// averaged per beacon and located: a phone locating itself. Every iBeacon sighting also feeds
-/// room presence through the map's room-assigned receivers: a carried beacon's room. A map with
-/// rooms but no room receivers gives each located receiver the room of its fixes instead
-/// (``FixRoomPresence``).
+/// averaged per beacon and located: a phone locating itself. A beacon that is not one of the
+/// map's is a carried beacon (a tag): when two or more of the map's receivers have positions,
+/// the gateways that heard it in the cycle locate it, as anchors heard at the tag's advertised
+/// power plus each gateway's calibrated gain. On a map with rooms, the room of every located
+/// subject (the `room` of its fixes, and its enter/exit events) is the default room decider's
+/// (``RoomDecider``, with its defaults for phones and for tags). Room-assigned receivers without a position feed ``RoomPresence`` (one
+/// scanner per room, the Raspberry Pi layout); on a map without positioned gateways every
+/// room-assigned receiver does.
 public struct SightingLocator: Sendable {
     public let cycle: Double
     private var locator: ScanLocator
     private var presence: RoomPresence
-    private var fixRooms: FixRoomPresence?
+    private var rooms: RoomDecider?
+    /// Carried beacons from the gateways: the gateways as anchors, each at the model's default
+    /// power plus its gain; a tag's readings are shifted by its advertised power's difference.
+    private var tagLocator: ScanLocator?
+    private var tagRooms: RoomDecider?
+    private let gatewayIndex: [String: Int]
+    private let defaultPower: Double
     private var cycleStart: Double?
     /// receiver → beacon index → (sum, count) for the open cycle.
     private var pending: [String: [Int: (sum: Double, count: Int)]] = [:]
+    /// tag → gateway index → (sum, count) for the open cycle, RSSI already shifted to the
+    /// default power.
+    private var tagPending: [String: [Int: (sum: Double, count: Int)]] = [:]
     public static let maximumReceiversPerCycle = 10_000
 
-    public init(locator: ScanLocator, presence: RoomPresence, cycle: Double = 1) {
+    /// `survey` gives the room decider's fingerprints (as the locator's); without `roomDecider`
+    /// rooms come from `presence` only, and a fix's room is the one holding it.
+    public init(locator: ScanLocator, presence: RoomPresence, cycle: Double = 1, survey: [SurveyPoint] = [], roomDecider: Bool = true) {
         self.locator = locator
         self.presence = presence
         self.cycle = cycle
-        if presence.receiverRooms.isEmpty && !locator.map.rooms.isEmpty { fixRooms = FixRoomPresence(rooms: locator.map.rooms) }
+        let map = locator.map
+        let model = locator.anchors.model
+        defaultPower = model.defaultPower
+        let gateways = map.receivers.compactMap { receiver in receiver.position.map { (receiver.name, $0) } }
+        gatewayIndex = gateways.count >= 2 ? Dictionary(gateways.enumerated().map { ($1.0, $0) }, uniquingKeysWith: { first, _ in first }) : [:]
+        if roomDecider, !map.rooms.isEmpty {
+            rooms = RoomDecider(map: map, model: model, survey: survey, configuration: .phones)
+        }
+        guard !gatewayIndex.isEmpty else { return }
+        let anchors = gateways.map { MappedBeacon(id: $0.0, position: $0.1, measuredPower: model.defaultPower + model.gain(of: $0.0)) }
+        let reverse = SiteMap(name: map.name, width: map.width, height: map.height, walls: map.walls, rooms: map.rooms, doors: map.doors, beacons: anchors)
+        let reverseModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
+        tagLocator = ScanLocator(method: locator.method == .fingerprint ? .particle : locator.method, map: reverse, model: reverseModel,
+                                 attenuatingWalls: true)
+        if roomDecider, !map.rooms.isEmpty {
+            tagRooms = RoomDecider(map: reverse, model: reverseModel, configuration: .tags)
+        }
     }
 
     public mutating func receive(_ sighting: Sighting) -> [LocateOutput] {
@@ -42,7 +73,17 @@ public struct SightingLocator: Sendable {
             pending[sighting.receiver, default: [:]][beacon] = (previous.sum + Double(rssi), previous.count + 1)
         }
         let subject = beacon.map { locator.map.beacons[$0].id } ?? identity.description
-        outputs += presence.observe(subject: subject, receiver: sighting.receiver, rssi: Double(rssi), at: sighting.time).map(LocateOutput.room)
+        let gateway = gatewayIndex[sighting.receiver]
+        if beacon == nil, let gateway, tagPending[subject] != nil || tagPending.count < Self.maximumReceiversPerCycle,
+           let power = sighting.frame.iBeacon?.measuredPower.dBm {
+            let shifted = Double(rssi) - (Double(power) - defaultPower)
+            let previous = tagPending[subject, default: [:]][gateway] ?? (0, 0)
+            tagPending[subject, default: [:]][gateway] = (previous.sum + shifted, previous.count + 1)
+        }
+        // Positioned gateways locate tags; only room scanners without a position vote by room.
+        if gateway == nil || tagRooms == nil {
+            outputs += presence.observe(subject: subject, receiver: sighting.receiver, rssi: Double(rssi), at: sighting.time).map(LocateOutput.room)
+        }
         return outputs
     }
 
@@ -58,7 +99,8 @@ public struct SightingLocator: Sendable {
         let cycles = ((time - start) / cycle).rounded(.down)
         cycleStart = start + cycles * cycle
         outputs += presence.advance(to: time).map(LocateOutput.room)
-        if fixRooms != nil { outputs += fixRooms!.advance(to: time).map(LocateOutput.room) }
+        if rooms != nil { outputs += rooms!.advance(to: time).map(LocateOutput.room) }
+        if tagRooms != nil { outputs += tagRooms!.advance(to: time).map(LocateOutput.room) }
         return outputs
     }
 
@@ -72,12 +114,32 @@ public struct SightingLocator: Sendable {
         var outputs: [LocateOutput] = []
         for receiver in pending.keys.sorted() {
             let readings = pending[receiver]!.sorted { $0.key < $1.key }.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count)) }
-            if let fix = locator.locate(readings, receiver: receiver, at: end) {
-                outputs.append(.fix(time: end, receiver: receiver, fix: fix, room: locator.map.room(at: fix.position)?.name))
-                if fixRooms != nil { outputs += fixRooms!.observe(subject: receiver, at: fix.position, time: end).map(LocateOutput.room) }
+            guard let fix = locator.locate(readings, receiver: receiver, at: end) else { continue }
+            var room = locator.map.room(at: fix.position)?.name
+            if rooms != nil {
+                let events = rooms!.observe(subject: receiver, readings: readings, receiver: receiver, time: end)
+                room = rooms!.room(of: receiver)
+                outputs.append(.fix(time: end, receiver: receiver, fix: fix, room: room))
+                outputs += events.map(LocateOutput.room)
+            } else {
+                outputs.append(.fix(time: end, receiver: receiver, fix: fix, room: room))
             }
         }
+        for tag in tagPending.keys.sorted() {
+            guard tagLocator != nil else { break }
+            let readings = tagPending[tag]!.sorted { $0.key < $1.key }.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count)) }
+            guard let fix = tagLocator!.locate(readings, receiver: tag, at: end) else { continue }
+            var room = tagLocator!.map.room(at: fix.position)?.name
+            var events: [RoomEvent] = []
+            if tagRooms != nil {
+                events = tagRooms!.observe(subject: tag, readings: readings, receiver: tag, time: end)
+                room = tagRooms!.room(of: tag)
+            }
+            outputs.append(.fix(time: end, receiver: tag, fix: fix, room: room))
+            outputs += events.map(LocateOutput.room)
+        }
         pending = [:]
+        tagPending = [:]
         return outputs
     }
 }

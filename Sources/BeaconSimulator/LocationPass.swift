@@ -28,6 +28,9 @@ struct LocationPass {
     private var phoneLocators: [LocateMethod: ScanLocator] = [:]
     /// Per tag, per method: the tag is located against the gateways as anchors.
     private var tagLocators: [[LocateMethod: ScanLocator]] = []
+    /// Room likelihoods from the signal model (no fix): one for phones, one per tag.
+    private var phoneSignal: SignalRoomLikelihood?
+    private var tagSignals: [SignalRoomLikelihood?] = []
     private var phonePending: [String: [Int: (sum: Double, count: Int)]] = [:]
     private var tagPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
     private var cycleEnd: Double
@@ -40,7 +43,7 @@ struct LocationPass {
     static let hysteresisLabels = ["", ", no hysteresis"]
     /// The room filters (``RoomFilter``), per direction, each fed the likelihoods of its methods' fixes.
     private var roomFilters: [Direction: [RoomFilter]] = [:]
-    let roomFilterVariants: [RoomFilterVariant]
+    let roomFilterVariants: [Direction: [RoomFilterVariant]]
     private let roomLikelihoods: [Double: RoomLikelihood]
     private var gatewayRooms: RoomPresence
     private var beaconRooms: RoomPresence
@@ -65,11 +68,12 @@ struct LocationPass {
         anchorIndex = Dictionary(map.beacons.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         methods = LocateMethod.allCases.filter { $0 != .fingerprint || !phoneSurvey.isEmpty }
         cycleEnd = cycle
-        roomFilterVariants = RoomFilterVariant.evaluated
-        roomLikelihoods = Dictionary(RoomFilterVariant.evaluated.map { ($0.spread, RoomLikelihood(rooms: map.rooms, spread: $0.spread)) },
+        let variants = Dictionary(uniqueKeysWithValues: Direction.allCases.map { ($0, RoomFilterVariant.evaluated($0)) })
+        roomFilterVariants = variants
+        roomLikelihoods = Dictionary(variants.values.joined().map { ($0.spread, RoomLikelihood(rooms: map.rooms, spread: $0.spread)) },
                                      uniquingKeysWith: { first, _ in first })
         for direction in Direction.allCases {
-            roomFilters[direction] = RoomFilterVariant.evaluated.map { RoomFilter(rooms: map.rooms, doors: map.doors, configuration: $0.configuration) }
+            roomFilters[direction] = variants[direction]!.map { RoomFilter(rooms: map.rooms, doors: map.doors, configuration: $0.configuration) }
         }
         gatewayRooms = RoomPresence(map: map, receiverGain: model.receiverGain, configuration: roomPresence)
         // A phone's "room receivers" are the room's beacons: the room whose beacon is heard
@@ -135,6 +139,9 @@ struct LocationPass {
             }
             return locators
         }
+        guard !map.rooms.isEmpty, roomFilterVariants.values.joined().contains(where: { $0.evidence.contains(.signal) }) else { return }
+        phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) }
+        tagSignals = tagLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
     }
 
     private mutating func sampleTruth(until time: Double) {
@@ -159,7 +166,11 @@ struct LocationPass {
                 record(fix, subject: walker.name, truth: position, direction: .phones, method: method, at: end)
                 fixes[method] = fix
             }
-            filterRooms(fixes, subject: walker.name, direction: .phones, at: end)
+            let gain = model.gain(of: walker.name)
+            filterRooms(fixes, evidence: RoomCycleEvidence(
+                            signal: phoneSignal, readings: readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) },
+                            particles: phoneLocators[.particle], subject: walker.name, rooms: map.rooms),
+                        subject: walker.name, direction: .phones, at: end)
         }
         for (index, tag) in tags.enumerated() {
             guard let pending = tagPending[index] else { continue }
@@ -171,14 +182,17 @@ struct LocationPass {
                 record(fix, subject: tag.name, truth: position, direction: .tags, method: method, at: end)
                 fixes[method] = fix
             }
-            filterRooms(fixes, subject: tag.name, direction: .tags, at: end)
+            filterRooms(fixes, evidence: RoomCycleEvidence(
+                            signal: tagSignals.indices.contains(index) ? tagSignals[index] : nil, readings: readings,
+                            particles: tagLocators[index][.particle], subject: tag.name, rooms: map.rooms),
+                        subject: tag.name, direction: .tags, at: end)
         }
         phonePending = [:]
         tagPending = [:]
         apply(gatewayRooms.advance(to: end), direction: .tags, decider: "room gateways")
         apply(beaconRooms.advance(to: end), direction: .phones, decider: "room beacons")
         for direction in Direction.allCases {
-            for (index, variant) in roomFilterVariants.enumerated() {
+            for (index, variant) in roomFilterVariants[direction, default: []].enumerated() {
                 guard var filter = roomFilters[direction]?[index] else { continue }
                 let events = filter.advance(to: end)
                 roomFilters[direction]![index] = filter
@@ -207,19 +221,29 @@ struct LocationPass {
         }
     }
 
-    /// Feeds one cycle's fixes of a subject to every room filter: the product of the
-    /// likelihoods of the filter's methods that gave a fix.
-    private mutating func filterRooms(_ fixes: [LocateMethod: Fix], subject: String, direction: Direction, at time: Double) {
+    /// Feeds one cycle of a subject to every room filter: the product of the likelihoods of
+    /// the filter's evidence that this cycle has.
+    private mutating func filterRooms(_ fixes: [LocateMethod: Fix], evidence: RoomCycleEvidence, subject: String, direction: Direction, at time: Double) {
         guard !map.rooms.isEmpty, !fixes.isEmpty else { return }
         var cache: [String: [Double]] = [:]
-        for (index, variant) in roomFilterVariants.enumerated() {
+        var evidence = evidence
+        for (index, variant) in roomFilterVariants[direction, default: []].enumerated() {
             var combined = [Double](repeating: 1, count: map.rooms.count)
             var used = 0
-            for method in variant.methods {
-                guard let fix = fixes[method], let likelihood = roomLikelihoods[variant.spread] else { continue }
-                let key = "\(method.rawValue) \(variant.spread)"
-                let values = cache[key] ?? likelihood.likelihoods(of: fix.position)
-                cache[key] = values
+            for source in variant.evidence {
+                let values: [Double]?
+                switch source {
+                case .fix(let method):
+                    guard let fix = fixes[method], let likelihood = roomLikelihoods[variant.spread] else { continue }
+                    let key = "\(method.rawValue) \(variant.spread)"
+                    values = cache[key] ?? likelihood.likelihoods(of: fix.position)
+                    cache[key] = values
+                case .particleMass:
+                    values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare)
+                case .signal:
+                    values = evidence.signalLikelihoods(temperature: variant.temperature)
+                }
+                guard let values else { continue }
                 for room in combined.indices { combined[room] *= values[room] }
                 used += 1
             }
@@ -253,7 +277,7 @@ struct LocationPass {
         for direction in Direction.allCases {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
-            let deciders = roomFilterVariants.map(\.label) + (direction == .phones ? ["room beacons"] : ["room gateways"])
+            let deciders = roomFilterVariants[direction, default: []].map(\.label) + (direction == .phones ? ["room beacons"] : ["room gateways"])
                 + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
             for decider in deciders {
                 guard let timelines = decided[direction]?[decider] else { continue }
@@ -269,5 +293,38 @@ struct LocationPass {
             }
         }
         return results
+    }
+}
+
+/// One cycle's fix-free room evidence for one subject, computed once on first use and shared by
+/// every room filter variant.
+struct RoomCycleEvidence {
+    let signal: SignalRoomLikelihood?
+    let readings: [Reading]
+    let particles: ScanLocator?
+    let subject: String
+    let rooms: [Room]
+    private var signalLogs: [Double]??
+    private var mass: [Double]??
+
+    init(signal: SignalRoomLikelihood?, readings: [Reading], particles: ScanLocator?, subject: String, rooms: [Room]) {
+        self.signal = signal
+        self.readings = readings
+        self.particles = particles
+        self.subject = subject
+        self.rooms = rooms
+    }
+
+    mutating func signalLikelihoods(temperature: Double) -> [Double]? {
+        if signalLogs == nil { signalLogs = .some(signal?.logLikelihoods(of: readings)) }
+        guard let logs = signalLogs!, let signal else { return nil }
+        return SignalRoomLikelihood.likelihoods(logs: logs, temperature: temperature, outlierShare: signal.outlierShare)
+    }
+
+    mutating func massLikelihoods(outlierShare: Double) -> [Double]? {
+        if mass == nil { mass = .some(particles?.particleMass(of: subject, rooms: rooms)) }
+        guard let masses = mass!, masses.count == rooms.count + 1 else { return nil }
+        let even = 1 / Double(max(1, rooms.count))
+        return masses.prefix(rooms.count).map { (1 - outlierShare) * $0 + outlierShare * even }
     }
 }

@@ -1,29 +1,70 @@
 import BeaconLocate
 
-/// A room filter configuration the location evaluation runs: the methods whose fixes feed it
-/// (those that gave a fix that cycle), the spread of their room likelihoods, and the filter's
-/// rates and threshold.
+/// What one cycle tells a room filter about each room.
+enum RoomEvidence: Sendable, Hashable {
+    /// A method's fix, blurred by the variant's spread (``RoomLikelihood``).
+    case fix(LocateMethod)
+    /// The particle filter's share of weight in each room (``ParticleFilter/mass(in:)``).
+    case particleMass
+    /// The readings' likelihood per room under the calibrated signal model, no fix
+    /// (``SignalRoomLikelihood``), raised to the variant's temperature.
+    case signal
+}
+
+/// A room filter configuration the location evaluation runs: the evidence that feeds it (the
+/// product over those available that cycle), the spread of fix likelihoods, the signal model's
+/// temperature, and the filter's rates and threshold.
 struct RoomFilterVariant: Sendable, Hashable {
     var label: String
-    var methods: [LocateMethod]
-    var spread: Double
+    var evidence: [RoomEvidence]
+    var spread: Double = 0.5
+    var temperature: Double = 1
+    /// Share of the particle mass likelihood spread evenly over the rooms.
+    var massOutlierShare: Double = 0.05
     var configuration: RoomFilter.Configuration
 
-    /// The default decider, the same in both directions: the particle filter's, fingerprint's
-    /// and trilateration's fixes, 0.5 m spread, belief 0.93 to announce a room. Chosen from a
-    /// grid (spread 0.5–2.5 m, rate 0.05–1 /s, threshold 0.6–0.97, 1–2 confirming cycles,
-    /// method sets) on examples/office.json; docs/evaluation.md has the figures.
-    static let standard = RoomFilterVariant(label: LocationReport.defaultRoomDecider, methods: [.particle, .fingerprint, .trilateration],
-                                            spread: 0.5, configuration: .init(switchRate: 0.5, threshold: 0.93))
+    init(label: String, evidence: [RoomEvidence], configuration: RoomFilter.Configuration) {
+        self.label = label
+        self.evidence = evidence
+        self.configuration = configuration
+    }
 
-    /// The default and, for comparison, a stricter threshold and a confirming second cycle.
-    static let evaluated: [RoomFilterVariant] = {
-        var stricter = standard
-        stricter.label += ", threshold 0.97"
-        stricter.configuration.threshold = 0.97
-        var confirmed = standard
-        confirmed.label += ", 2 cycles"
-        confirmed.configuration.confirmations = 2
-        return [standard, stricter, confirmed]
-    }()
+    /// The same evidence and filter as ``RoomDecider`` with `decider`, so the evaluation's
+    /// default row is what `proxima locate` runs.
+    init(label: String, decider: RoomDecider.Configuration) {
+        self.label = label
+        evidence = (decider.signal ? [.signal] : []) + (decider.particleMass ? [.particleMass] : []) + decider.methods.map { .fix($0) }
+        spread = decider.spread
+        temperature = decider.temperature
+        massOutlierShare = decider.massOutlierShare
+        configuration = decider.filter
+    }
+
+    var methods: [LocateMethod] { evidence.compactMap { if case .fix(let method) = $0 { method } else { nil } } }
+
+    /// The default before issue 10's second round: the particle filter's, fingerprint's and
+    /// trilateration's fixes, 0.5 m spread, belief 0.93 to announce a room; chosen from a grid on
+    /// examples/office.json (docs/evaluation.md). Kept as a comparison row.
+    static let fixes = RoomFilterVariant(label: "room filter on fixes (default before)", evidence: [.fix(.particle), .fix(.fingerprint), .fix(.trilateration)],
+                                         configuration: .init(switchRate: 0.5, threshold: 0.93))
+
+    static func standard(_ direction: LocationReport.Direction) -> RoomFilterVariant {
+        RoomFilterVariant(label: LocationReport.defaultRoomDecider, decider: direction == .phones ? .phones : .tags)
+    }
+
+    /// The default of `direction` and the designs compared with it: the default before, each
+    /// new evidence alone, the other direction's default, and the signal model with fixes at a
+    /// lower threshold (the fastest tag row of the grid in docs/evaluation.md).
+    static func evaluated(_ direction: LocationReport.Direction) -> [RoomFilterVariant] {
+        let mass = RoomFilterVariant(label: "room filter on particle mass", evidence: [.particleMass], configuration: .init(switchRate: 0.5, threshold: 0.93))
+        let signal = RoomFilterVariant(label: "room filter on signal model", evidence: [.signal], configuration: .init(switchRate: 0.5, threshold: 0.93))
+        var signalFixes = RoomFilterVariant(label: "room filter on signal model + fixes, threshold 0.9",
+                                            evidence: [.signal, .fix(.particle), .fix(.fingerprint), .fix(.trilateration)],
+                                            configuration: .init(switchRate: 0.5, threshold: 0.9))
+        signalFixes.temperature = 1
+        let other = direction == .phones
+            ? RoomFilterVariant(label: "room filter, tags' default (signal + mass + fixes)", decider: .tags)
+            : RoomFilterVariant(label: "room filter, phones' default (signal + mass)", decider: .phones)
+        return [standard(direction), fixes, mass, signal, signalFixes, other]
+    }
 }

@@ -139,7 +139,7 @@ struct LocateSession {
         }
         let surveyPoints = survey.compactMap { scan in scan.truth.map { SurveyPoint(position: $0, readings: scan.readings) } }
         var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints),
-                                      presence: RoomPresence(map: map, receiverGain: model.receiverGain))
+                                      presence: RoomPresence(map: map, receiverGain: model.receiverGain), survey: surveyPoints)
         for try await sighting in try await input.sightings() {
             for output in locator.receive(sighting) { try print(output) }
         }

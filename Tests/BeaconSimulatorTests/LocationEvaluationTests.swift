@@ -42,11 +42,11 @@ import Testing
         #expect(result.trueChanges >= 30)
     }
 
-    /// The default room decider, the same in both directions, against the issue's three room
-    /// goals: accuracy ≥ 95 % of seconds, p95 latency ≤ 3 s, announced changes ≤ 1.2 × the true
-    /// ones. Two are not met on this run (docs/evaluation.md): phones announce 1.33 × the true
-    /// changes and tags' p95 latency is 3.3 s; for those two the level reached is asserted, so
-    /// that a regression fails.
+    /// The default room decider (`RoomDecider`: per direction, docs/evaluation.md) against the
+    /// issue's three room goals: accuracy ≥ 95 % of seconds, p95 latency ≤ 3 s, announced
+    /// changes ≤ 1.2 × the true ones. Phones meet all three on this run (97.6 %, 2.6 s, 1.17 ×).
+    /// Tags meet two; their p95 latency is 3.3 s, so for that one the level reached is asserted
+    /// (3.5 s), so that a regression fails.
     @Test(arguments: LocationReport.Direction.allCases)
     func defaultRoomDeciderMeetsTheGoals(direction: LocationReport.Direction) throws {
         let rooms = Self.report.rooms.filter { $0.direction == direction }
@@ -55,17 +55,19 @@ import Testing
         #expect(result.accuracy >= 0.95, "\(result)")
         let p95 = try #require(result.latencyP95)
         let ratio = Double(result.decidedChanges) / Double(result.trueChanges)
+        #expect(ratio <= 1.2, "\(result)")
         switch direction {
         case .phones:
             #expect(p95 <= 3, "\(result)")
-            // Issue 10's goal is 1.2; the filter reaches about 1.33 (docs/evaluation.md). This
-            // bound guards the level reached, not the goal.
-            #expect(ratio <= 1.4, "\(result)")
         case .tags:
-            // Issue 10's goal is 3 s; the filter reaches about 3.3 s. This bound guards the level
-            // reached, not the goal.
+            // Issue 10's goal is 3 s; the decider reaches about 3.3 s. This bound guards the
+            // level reached, not the goal.
             #expect(p95 <= 3.5, "\(result)")
-            #expect(ratio <= 1.2, "\(result)")
+        }
+        // Phones flapped most under the default before (the room filter on fixes alone).
+        if direction == .phones {
+            let before = try #require(rooms.first { $0.decider == "room filter on fixes (default before)" })
+            #expect(result.decidedChanges < before.decidedChanges, "\(before)")
         }
         // Better than hysteresis on the best point fix: as right, without flapping more, and faster.
         let hysteresis = rooms.filter { $0.decider.hasPrefix("fixes (") && !$0.decider.hasSuffix("no hysteresis") }

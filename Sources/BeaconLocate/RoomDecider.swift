@@ -1,0 +1,123 @@
+import Foundation
+
+/// The default room decider (issue 10): a ``RoomFilter`` fed every cycle by the product of the
+/// signal model's likelihood of each room (``SignalRoomLikelihood``, no fix needed), the
+/// particle filter's share of weight in each room (``ParticleFilter/mass(in:)``) and, for
+/// carried beacons, the likelihood of a few methods' fixes (``RoomLikelihood``). It runs its own
+/// locators, so it decides rooms the same way whatever method a caller prints positions with.
+///
+/// The defaults differ by direction (``Configuration/phones``, ``Configuration/tags``): a
+/// phone's readings carry its user's body (about 10 dB off every beacon behind), so its point
+/// fixes jump across walls as the user turns and made the filter flap (1.33 × the true
+/// changes); the particle mass, which walls hold and doors let through, and the signal model,
+/// which asks each room as a whole, do not. A carried beacon has no body in the way; its fixes
+/// follow a change sooner.
+///
+/// `docs/evaluation.md` has the designs compared and the figures that chose this one.
+public struct RoomDecider: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// Whether the signal model's room likelihood is part of the evidence.
+        public var signal: Bool
+        /// Whether the particle filter's share of weight per room is part of the evidence.
+        public var particleMass: Bool
+        /// Share of the particle mass likelihood spread evenly over the rooms, so that a cloud
+        /// wholly in one room does not rule the others out.
+        public var massOutlierShare: Double
+        /// Power the signal model's room likelihood is raised to (``SignalRoomLikelihood``).
+        public var temperature: Double
+        /// Methods whose fixes are part of the evidence (fingerprints only with a survey).
+        public var methods: [LocateMethod]
+        /// Spread (m) of the fix likelihoods.
+        public var spread: Double
+        public var filter: RoomFilter.Configuration
+
+        public init(signal: Bool = true, particleMass: Bool = true, massOutlierShare: Double = 0.05, temperature: Double = 1,
+                    methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
+                    spread: Double = 0.5, filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93)) {
+            self.signal = signal
+            self.particleMass = particleMass
+            self.massOutlierShare = min(max(massOutlierShare, 0), 1)
+            self.temperature = temperature
+            self.methods = methods
+            self.spread = spread
+            self.filter = filter
+        }
+
+        /// Phones locating themselves: signal model and particle mass, no point fix; doors pass
+        /// 1 per second, a room is announced at belief 0.9.
+        public static let phones = Configuration(methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
+        /// Carried beacons located from gateways: signal model, particle mass and the particle
+        /// filter's, fingerprints' and trilateration's fixes; 0.5 per second, belief 0.93.
+        public static let tags = Configuration()
+    }
+
+    public let configuration: Configuration
+    public let map: SiteMap
+    private var filter: RoomFilter
+    private var locators: [LocateMethod: ScanLocator] = [:]
+    private let signal: SignalRoomLikelihood?
+    private let fixLikelihood: RoomLikelihood
+
+    /// `map`'s beacons are the anchors (for carried beacons located from gateways: the
+    /// gateways, each at the tag's power plus its gain). The estimators model the map's walls.
+    public init(map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], configuration: Configuration) {
+        self.configuration = configuration
+        self.map = map
+        filter = RoomFilter(rooms: map.rooms, doors: map.doors, configuration: configuration.filter)
+        fixLikelihood = RoomLikelihood(rooms: map.rooms, spread: configuration.spread)
+        let needed = configuration.methods + (configuration.particleMass && !configuration.methods.contains(.particle) ? [.particle] : [])
+        for method in needed where method != .fingerprint || !survey.isEmpty {
+            locators[method] = ScanLocator(method: method, map: map, model: model, survey: survey, attenuatingWalls: true)
+        }
+        let anchors = locators.values.first?.anchors ?? AnchorSet(map: map, model: model, attenuatingWalls: true)
+        signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors) : nil
+    }
+
+    public func room(of subject: String) -> String? { filter.room(of: subject) }
+
+    /// One cycle of `subject`'s readings (raw RSSI, the mean per anchor; `receiver`'s gain is
+    /// taken off here, as ``ScanLocator`` does).
+    public mutating func observe(subject: String, readings: [Reading], receiver: String, time: Double) -> [RoomEvent] {
+        guard !map.rooms.isEmpty, !readings.isEmpty else { return [] }
+        var fixes: [LocateMethod: Fix] = [:]
+        for method in locators.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard var locator = locators[method] else { continue }
+            locators[method] = nil
+            fixes[method] = locator.locate(readings, receiver: subject, at: time)
+            locators[method] = locator
+        }
+        let gain = locators.values.first?.anchors.model.gain(of: receiver) ?? 0
+        let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
+        let mass = configuration.particleMass ? locators[.particle]?.particleMass(of: subject, rooms: map.rooms) : nil
+        guard let likelihoods = likelihoods(fixes: fixes, particleMass: mass, correctedReadings: corrected) else { return [] }
+        return filter.observe(subject: subject, likelihoods: likelihoods, time: time)
+    }
+
+    /// The product of the cycle's evidence per room, nil when it has none. `particleMass` is
+    /// ``ScanLocator/particleMass(of:rooms:)`` (one share per room, then the share outside).
+    public func likelihoods(fixes: [LocateMethod: Fix], particleMass: [Double]?, correctedReadings: [Reading]) -> [Double]? {
+        guard !map.rooms.isEmpty else { return nil }
+        var combined = [Double](repeating: 1, count: map.rooms.count)
+        var used = 0
+        if let signal, let logs = signal.logLikelihoods(of: correctedReadings) {
+            let values = SignalRoomLikelihood.likelihoods(logs: logs, temperature: configuration.temperature, outlierShare: signal.outlierShare)
+            for room in combined.indices { combined[room] *= values[room] }
+            used += 1
+        }
+        if configuration.particleMass, let particleMass, particleMass.count == map.rooms.count + 1 {
+            let even = configuration.massOutlierShare / Double(map.rooms.count)
+            for room in combined.indices { combined[room] *= (1 - configuration.massOutlierShare) * particleMass[room] + even }
+            used += 1
+        }
+        for method in configuration.methods {
+            guard let fix = fixes[method] else { continue }
+            let values = fixLikelihood.likelihoods(of: fix.position)
+            for room in combined.indices { combined[room] *= values[room] }
+            used += 1
+        }
+        return used > 0 ? combined : nil
+    }
+
+    /// Subjects without a cycle for the filter's `absence` leave their rooms.
+    public mutating func advance(to time: Double) -> [RoomEvent] { filter.advance(to: time) }
+}

@@ -35,7 +35,7 @@ let package = Package(
         ),
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
-        .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate"]),
+        .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),

@@ -106,7 +106,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BeaconHCITests", dependencies: ["BeaconHCI", "BeaconTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate"]),
+        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate", "BeaconFleet"]),
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [

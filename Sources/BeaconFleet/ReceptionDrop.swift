@@ -1,0 +1,68 @@
+import Foundation
+
+/// Watches one fixed link's packets per minute for a lasting fall. A beacon moved out of a
+/// gateway's range is mostly not heard there any more: the packets that still arrive are few
+/// (too few for ``DriftDetector``'s minute means) and no weaker than before, because the weak
+/// ones fall under the sensitivity. So the count is watched too: a one-sided CUSUM of
+/// `count − normal/2` per minute, where `normal` is the median count of the learning minutes,
+/// raises once the sum of missing half-minutes passes 5 normal minutes (a link falling silent
+/// is found in about 10 minutes). Minutes are closed when a packet arrives, so a beacon that
+/// stops altogether is left to the missing check, and minutes while the gateway was down count
+/// for nothing.
+struct ReceptionDrop: Sendable, Hashable {
+    private var learning: [Int] = []
+    private(set) var normal: Double?
+    private var sum = 0.0
+    private var sumStart = 0.0
+    private var recentCounts: [Int] = []
+    /// Set while a fall is confirmed: since when, the normal and the recent packets per minute.
+    private(set) var fall: (since: Double, normal: Double, recent: Double)?
+
+    static func == (lhs: ReceptionDrop, rhs: ReceptionDrop) -> Bool {
+        lhs.normal == rhs.normal && lhs.sum == rhs.sum && lhs.fall?.since == rhs.fall?.since
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(normal)
+        hasher.combine(sum)
+    }
+
+    mutating func learn(count: Int) {
+        guard normal == nil else { return }
+        learning.append(count)
+    }
+
+    /// A minute with `count` packets starting at `time`, followed by `silentMinutes` without any.
+    mutating func closeMinutes(count: Int, silentMinutes: Int, at time: Double, settings: FleetSettings) {
+        if normal == nil {
+            guard !learning.isEmpty else { return }
+            normal = Double(learning.sorted()[learning.count / 2])
+            learning = []
+            sumStart = time
+        }
+        guard let normal else { return }
+        let decision = 5 * normal
+        for (index, minuteCount) in ([count] + Array(repeating: 0, count: min(silentMinutes, 60))).enumerated() {
+            let minute = time + 60 * Double(index)
+            sum = max(0, sum + normal / 2 - Double(minuteCount))
+            if sum == 0 { sumStart = minute + 60 }
+            recentCounts.append(minuteCount)
+            if recentCounts.count > 10 { recentCounts.removeFirst() }
+        }
+        let recent = Double(recentCounts.reduce(0, +)) / Double(max(1, recentCounts.count))
+        if let current = fall {
+            if sum == 0 {
+                fall = nil
+            } else if time - current.since >= settings.driftAcceptAfter {
+                // A fall that lasts a day is the link's new normal (the beacon was moved on purpose).
+                self.normal = max(recent, 1)
+                fall = nil
+                sum = 0
+            } else {
+                fall = (current.since, normal, recent)
+            }
+        } else if sum > decision {
+            fall = (sumStart, normal, recent)
+        }
+    }
+}

@@ -54,16 +54,16 @@ struct DriftDetector: Sendable {
             minuteCount += 1
             return
         }
-        if minuteCount >= Self.packetsPerMinute { closeMinute(mean: minuteSum / Double(minuteCount), at: start, settings: settings) }
+        // The minutes between the last packet's minute and this one heard nothing, unless the
+        // gateway was down then.
+        let silentFrom = max(start + 60, listeningSince)
+        let silentMinutes = silentFrom < time ? Int(min(10_000, ((time - silentFrom) / 60).rounded(.down))) : 0
         if case .watching = phase {
-            // The minutes between the last packet's minute and this one heard nothing, unless
-            // the gateway was down then.
-            let silentFrom = max(start + 60, listeningSince)
-            let silentMinutes = silentFrom < time ? Int(min(10_000, ((time - silentFrom) / 60).rounded(.down))) : 0
             reception.closeMinutes(count: minuteCount, silentMinutes: silentMinutes, at: start, settings: settings)
-        } else if minuteCount >= Self.packetsPerMinute {
-            reception.learn(count: minuteCount)
+        } else {
+            reception.learn(count: minuteCount, silentMinutes: silentMinutes)
         }
+        if minuteCount >= Self.packetsPerMinute { closeMinute(mean: minuteSum / Double(minuteCount), at: start, settings: settings) }
         minuteStart = time
         minuteSum = Double(rssi)
         minuteCount = 1

@@ -11,7 +11,7 @@ import Foundation
 /// √normal, so crossing 5·normal by chance has a probability of about exp(−3·normal) per
 /// excursion. Minutes are closed when a packet arrives, so a beacon that stops altogether is
 /// left to the missing check, and minutes while the gateway was down count for nothing.
-struct ReceptionDrop: Sendable, Hashable {
+struct ReceptionDrop: Sendable {
     private var learntPackets = 0
     private var learntMinutes = 0
     private(set) var normal: Double?
@@ -20,15 +20,6 @@ struct ReceptionDrop: Sendable, Hashable {
     private var recentCounts: [Int] = []
     /// Set while a fall is confirmed: since when, the normal and the recent packets per minute.
     private(set) var fall: (since: Double, normal: Double, recent: Double)?
-
-    static func == (lhs: ReceptionDrop, rhs: ReceptionDrop) -> Bool {
-        lhs.normal == rhs.normal && lhs.sum == rhs.sum && lhs.fall?.since == rhs.fall?.since
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(normal)
-        hasher.combine(sum)
-    }
 
     /// The share of its normal count below which a link's minutes add to the sum.
     static let fallFraction = 0.7

@@ -17,13 +17,24 @@ public struct BeaconRelocation: Sendable, Hashable {
 /// knee (a coin cell's flat plateau, then a steep end), reaching `cutoffMillivolts` at `death`.
 /// The beacon is silent from `death` on, so the true days left at any time is `death − time`.
 public struct BatteryDischarge: Sendable, Hashable {
+    /// Where the fall steepens: the voltage reached at a time.
+    public struct Knee: Sendable, Hashable {
+        public var at: Double
+        public var millivolts: Double
+
+        public init(at: Double, millivolts: Double) {
+            self.at = at
+            self.millivolts = millivolts
+        }
+    }
+
     public var start: Double
     public var startMillivolts: Double
-    public var knee: (at: Double, millivolts: Double)?
+    public var knee: Knee?
     public var death: Double
     public var cutoffMillivolts: Double
 
-    public init(start: Double, startMillivolts: Double, knee: (at: Double, millivolts: Double)? = nil,
+    public init(start: Double, startMillivolts: Double, knee: Knee? = nil,
                 death: Double, cutoffMillivolts: Double) {
         self.start = start
         self.startMillivolts = startMillivolts
@@ -44,17 +55,6 @@ public struct BatteryDischarge: Sendable, Hashable {
             return t1 > t0 ? v0 + (v1 - v0) * (time - t0) / (t1 - t0) : v1
         }
         return cutoffMillivolts
-    }
-
-    public static func == (lhs: BatteryDischarge, rhs: BatteryDischarge) -> Bool {
-        lhs.start == rhs.start && lhs.startMillivolts == rhs.startMillivolts && lhs.death == rhs.death
-            && lhs.cutoffMillivolts == rhs.cutoffMillivolts && lhs.knee?.at == rhs.knee?.at && lhs.knee?.millivolts == rhs.knee?.millivolts
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(start)
-        hasher.combine(death)
-        hasher.combine(cutoffMillivolts)
     }
 }
 
@@ -217,7 +217,7 @@ extension Scenario {
                     throw ScenarioError(path: cutoffCursor?.path ?? "\(fields.path).cutoff",
                                         expected: "a cutoff below the beacon's battery (\(Int(full)) mV)", found: "\(Int(cutoff))")
                 }
-                var knee: (at: Double, millivolts: Double)?
+                var knee: BatteryDischarge.Knee?
                 if let kneeCursor = fields.child("knee") {
                     let kneeFields = try kneeCursor.object(allowing: ["at", "millivolts"])
                     let at = try kneeFields.required("at").number(in: time)
@@ -226,7 +226,7 @@ extension Scenario {
                                             found: "\(at)")
                     }
                     let millivolts = try kneeFields.required("millivolts").number(in: cutoff...full)
-                    knee = (at, millivolts)
+                    knee = BatteryDischarge.Knee(at: at, millivolts: millivolts)
                 }
                 scenario.faults.append(ScenarioFault(.batteryDeath(beacon: beacon, discharge: BatteryDischarge(
                     start: start, startMillivolts: full, knee: knee, death: death, cutoffMillivolts: cutoff))))

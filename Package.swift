@@ -35,7 +35,7 @@ let package = Package(
         ),
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
-        .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate"]),
+        .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
@@ -106,7 +106,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BeaconHCITests", dependencies: ["BeaconHCI", "BeaconTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate"]),
+        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate", "BeaconFleet"]),
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [

@@ -31,13 +31,18 @@ struct DriftDetector: Sendable {
     private(set) var recentMinuteMean: Double?
     /// Set while a shift is confirmed: since when, and by how much.
     private(set) var shift: DriftShift?
+    /// Reception falling away (a beacon moved out of the gateway's range hears fewer packets, not
+    /// weaker ones): see ``ReceptionDrop``.
+    private(set) var reception = ReceptionDrop()
 
     var normalLevel: Double? {
         if case .watching(let normal, _) = phase { return normal }
         return nil
     }
 
-    mutating func record(rssi: Int8, at time: Double, settings: FleetSettings) {
+    /// `listeningSince`: when the gateway last came back from an outage; minutes before it are
+    /// not counted as minutes without packets.
+    mutating func record(rssi: Int8, at time: Double, listeningSince: Double = -.infinity, settings: FleetSettings) {
         guard let start = minuteStart else {
             minuteStart = time
             minuteSum = Double(rssi)
@@ -48,6 +53,15 @@ struct DriftDetector: Sendable {
             minuteSum += Double(rssi)
             minuteCount += 1
             return
+        }
+        // The minutes between the last packet's minute and this one heard nothing, unless the
+        // gateway was down then.
+        let silentFrom = max(start + 60, listeningSince)
+        let silentMinutes = silentFrom < time ? Int(min(10_000, ((time - silentFrom) / 60).rounded(.down))) : 0
+        if case .watching = phase {
+            reception.closeMinutes(count: minuteCount, silentMinutes: silentMinutes, at: start, settings: settings)
+        } else {
+            reception.learn(count: minuteCount, silentMinutes: silentMinutes)
         }
         if minuteCount >= Self.packetsPerMinute { closeMinute(mean: minuteSum / Double(minuteCount), at: start, settings: settings) }
         minuteStart = time

@@ -167,6 +167,14 @@ extension FleetMonitor {
         }
         if let worst {
             found[.drift] = (abs(worst.dB) >= settings.driftShift ? .alert : .warning, worst.text)
+            return
+        }
+        for link in watch.links where gateways[link.gateway].gateway.isFixed {
+            guard let fall = link.drift.reception.fall else { continue }
+            let gateway = gateways[link.gateway].gateway.name
+            found[.drift] = (.warning, "\(gateway) hears it \(Int(fall.recent.rounded())) times a minute, normally "
+                + "\(Int(fall.normal.rounded())), since \(TimeDisplay.string(fall.since)): moved or obstructed")
+            return
         }
     }
 

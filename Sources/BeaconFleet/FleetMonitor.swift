@@ -126,7 +126,7 @@ public struct FleetMonitor: Sendable {
         if let rssi {
             link.strongestRSSI = max(link.strongestRSSI, rssi)
             link.smoothedRSSI = link.smoothedRSSI.map { $0 * 0.9 + Double(rssi) * 0.1 } ?? Double(rssi)
-            link.drift.record(rssi: rssi, at: time, settings: settings)
+            link.drift.record(rssi: rssi, at: time, listeningSince: gatewayWatch.upSince ?? -.infinity, settings: settings)
         }
     }
 

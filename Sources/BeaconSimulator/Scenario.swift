@@ -67,6 +67,11 @@ public struct SimulatedBeacon: Sendable, Hashable {
     public var path: WalkerPath? = nil
     /// When the beacon is switched off and on again; nil = always on.
     public var switching: BeaconSwitching?
+    /// The battery's type as a registry names it (`CR2477`, `CR2032`, …): its cutoff voltage is
+    /// where a battery-death fault ends.
+    public var batteryType = "CR2477"
+    /// Where a fixed beacon was moved to, and when, in time order (a `move` fault).
+    public var relocations: [BeaconRelocation] = []
 
     public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Point,
                 measuredPower: MeasuredPower = .appleDefault, txPower: Double = 0, interval: Double = 0.1,
@@ -151,6 +156,8 @@ public struct Scenario: Sendable, Hashable {
     /// Named rooms (BeaconLocate's, so a scenario is also a site map; see `siteMap`).
     public var rooms: [Room] = []
     public var doors: [Door] = []
+    /// Faults injected on purpose (ScenarioFaults.swift): the truth fleet checks are scored against.
+    public var faults: [ScenarioFault] = []
 
     public init(name: String, seed: UInt64, duration: Double, venue: Venue, channel: ChannelModel = ChannelModel(),
                 beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion]? = nil) {

@@ -15,7 +15,7 @@ extension Scenario {
     public static func decode(_ data: Data) throws(ScenarioError) -> Scenario {
         let root = try JSONCursor.parse(data).object(allowing: [
             "name", "seed", "duration", "uuid", "venue", "channel", "beacons", "receivers", "regions", "description",
-            "rooms", "doors",
+            "rooms", "doors", "faults",
         ])
         let name = try root.string("name") ?? "scenario"
         let seed = UInt64(try root.child("seed")?.integer(in: 0...(1 << 53)) ?? 1)
@@ -94,6 +94,7 @@ extension Scenario {
                                 beacons: beacons, receivers: receivers, regions: regions.isEmpty ? nil : regions)
         scenario.rooms = rooms
         scenario.doors = doors
+        if let faults = root.child("faults") { try applyFaults(faults, to: &scenario, defaultUUID: defaultUUID) }
         return scenario
     }
 
@@ -185,7 +186,7 @@ extension Scenario {
                                bounds: (width: Double, height: Double)) throws(ScenarioError) -> SimulatedBeacon {
         let object = try cursor.object(allowing: [
             "name", "uuid", "major", "minor", "position", "measuredPower", "txPower", "interval", "battery", "tlm", "address",
-            "path", "switching",
+            "path", "switching", "batteryType",
         ])
         let (position, path) = try beaconPlacement(object, path: cursor.path, bounds: bounds)
         let uuid = try object.child("uuid").map { cursor throws(ScenarioError) in try parseUUID(cursor) } ?? defaultUUID
@@ -202,7 +203,7 @@ extension Scenario {
             }
             address = parsed
         }
-        return SimulatedBeacon(
+        var beacon = SimulatedBeacon(
             name: try object.string("name") ?? "beacon \(major).\(minor)",
             identity: BeaconIdentity(uuid: uuid, major: major, minor: minor),
             address: address,
@@ -215,6 +216,14 @@ extension Scenario {
             telemetry: try object.bool("tlm", default: false),
             path: path,
             switching: try object.child("switching").map { cursor throws(ScenarioError) in try switching(cursor) })
+        if let type = try object.string("batteryType") {
+            guard (1...40).contains(type.count), !type.contains(where: \.isNewline) else {
+                throw ScenarioError(path: "\(cursor.path).batteryType", expected: "a battery type of 1–40 characters on one line, like CR2477",
+                                    found: "\"\(type.prefix(60))\"")
+            }
+            beacon.batteryType = type
+        }
+        return beacon
     }
 
     private static func receiver(_ cursor: JSONCursor, index: Int,

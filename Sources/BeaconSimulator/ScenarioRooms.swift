@@ -8,7 +8,8 @@ import Foundation
 extension Scenario {
     /// Where a beacon is at a time: its fixed position, or the point of its path.
     public func position(of beacon: SimulatedBeacon, at time: Double) -> Point {
-        beacon.path?.state(at: time).position ?? beacon.position
+        if let path = beacon.path { return path.state(at: time).position }
+        return beacon.relocations.last { $0.at <= time }?.position ?? beacon.position
     }
 
     /// The room (by name) holding a floor point, with `SiteMap.room(at:)`'s rule: the first

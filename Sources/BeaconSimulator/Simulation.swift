@@ -19,6 +19,10 @@ public struct Simulation: Sendable {
     private var queue = EventHeap()
     /// Beacons' off periods (see ``BeaconSwitching``).
     private var switching: SwitchingClock
+    /// Injected faults (ScenarioFaults.swift): batteries running down, receivers offline.
+    private let discharges: [BatteryDischarge?]
+    private let outages: [[Range<Double>]]
+    private let hasOutages: Bool
     private var window: [AdvertisingEvent] = []
     private var cursor = 0
     private var links: [Link]
@@ -50,7 +54,10 @@ public struct Simulation: Sendable {
         radio = seedStream.derived(1)
         beaconTiming = scenario.beacons.indices.map { seedStream.derived(1000 + UInt64($0)) }
         eventCounts = Array(repeating: 0, count: scenario.beacons.count)
-        switching = SwitchingClock(schedule: scenario.switchSchedule())
+        switching = SwitchingClock(schedule: scenario.transmissionSchedule())
+        discharges = scenario.batteryDischarges()
+        outages = scenario.receiverOutages()
+        hasOutages = outages.contains { !$0.isEmpty }
         switch scenario.channel.fading {
         case .none: fadingHeadroom = 0
         case .logNormal(let sigma): fadingHeadroom = 4.5 * sigma
@@ -168,6 +175,10 @@ public struct Simulation: Sendable {
         let event = window[index]
         var frame: BeaconFrame?
         for receiverIndex in receivers.indices {
+            if hasOutages, outages[receiverIndex].contains(where: { $0.contains(event.time) }) {
+                statistics.notListening += 1
+                continue
+            }
             guard let channel = listeningChannel(receiverIndex, at: event.time) else {
                 statistics.notListening += 1
                 continue
@@ -191,7 +202,7 @@ public struct Simulation: Sendable {
             }
             statistics.received += 1
             let beacon = scenario.beacons[event.beacon]
-            if frame == nil { frame = self.frame(of: beacon, sequence: event.sequence) }
+            if frame == nil { frame = self.frame(of: beacon, index: event.beacon, sequence: event.sequence) }
             let rssiValue = scenario.channel.quantize ? power.rounded() : power
             let rssi = Int8(clamping: Int(max(-127, min(20, rssiValue)).rounded()))
             let sighting = Sighting(time: event.time, receiver: scenario.receivers[receiverIndex].name, address: beacon.address,
@@ -313,7 +324,8 @@ public struct Simulation: Sendable {
         var closingSpeed = beacon.path?.speed ?? 0
         if case .walking(let path) = receiver.placement { closingSpeed += path.speed }
         if closingSpeed == 0 {
-            link.nextRefresh = .infinity
+            // A fixed beacon that will be moved is looked at again when it is.
+            link.nextRefresh = beacon.relocations.first { $0.at > time }?.at ?? .infinity
         } else {
             var wait = max(0.1, 0.05 * distance / closingSpeed)
             let headroom = relevanceFloor - 3 * channel.shadowingSigma - free
@@ -329,9 +341,10 @@ public struct Simulation: Sendable {
         hot[linkIndex].nextRefresh = link.nextRefresh
     }
 
-    private func frame(of beacon: SimulatedBeacon, sequence: UInt32) -> BeaconFrame {
+    private func frame(of beacon: SimulatedBeacon, index: Int, sequence: UInt32) -> BeaconFrame {
         if beacon.telemetry && sequence % 10 == 0 {
-            return .eddystone(.tlm(EddystoneTelemetry(batteryMillivolts: beacon.batteryMillivolts, temperatureCelsius: 21,
+            let millivolts = discharges[index].map { UInt16(max(0, min(65535, $0.millivolts(at: now).rounded()))) } ?? beacon.batteryMillivolts
+            return .eddystone(.tlm(EddystoneTelemetry(batteryMillivolts: millivolts, temperatureCelsius: 21,
                                                        advertisingCount: sequence, uptimeDeciseconds: UInt32(min(4e9, now * 10)))))
         }
         return .iBeacon(IBeaconFrame(identity: beacon.identity, measuredPower: beacon.measuredPower))

@@ -79,6 +79,8 @@ public final class ChildProcess: @unchecked Sendable {
         return nil
     }
 
+    public var isRunning: Bool { process.isRunning }
+
     public func signal(_ number: Int32) {
         if process.isRunning { Glibc.kill(process.processIdentifier, number) }
     }

@@ -13,8 +13,14 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
 ]
 
-let wanted = Set(CommandLine.arguments.dropFirst())
-for suite in suites where wanted.isEmpty || wanted.contains(suite.name) {
-    print("== \(suite.name)")
-    try await suite.run()
+// `fleet-week` takes arguments of its own (FleetWeekRun.swift).
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "fleet-week" {
+    try await FleetWeekRun.run(Array(arguments.dropFirst()))
+} else {
+    let wanted = Set(arguments)
+    for suite in suites where wanted.isEmpty || wanted.contains(suite.name) {
+        print("== \(suite.name)")
+        try await suite.run()
+    }
 }

@@ -25,6 +25,13 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "Seconds between posts of a partial batch.")
     var interval: Double = 0.5
 
+    @Option(help: ArgumentHelp("Post one receiver of a multi-receiver source (a simulation) as its own gateway; repeat for each. Receivers without a token are not posted.",
+                               valueName: "RECEIVER=TOKEN"))
+    var receiverToken: [String] = []
+
+    @Option(help: "With --receiver-token: seconds of sighting time each receiver's batch covers; receivers post in turn, in time order.")
+    var slice: Double = 5
+
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
@@ -34,12 +41,45 @@ struct GatewayCommand: AsyncParsableCommand {
         guard (1...5000).contains(batch) else { throw ValidationError("--batch must be in 1…5000, got \(batch)") }
         guard buffer >= batch else { throw ValidationError("--buffer must hold at least one batch (\(batch)), got \(buffer)") }
         guard interval > 0 else { throw ValidationError("--interval must be positive, got \(interval)") }
-        guard resolvedToken != nil else { throw ValidationError("give the gateway token with --token or PROXIMA_GATEWAY_TOKEN") }
+        guard slice > 0 && slice <= 25 else {
+            throw ValidationError("--slice must be in (0, 25] seconds, under the server's 30 s gateway timeout; got \(slice)")
+        }
+        _ = try receiverTokens()
+        guard resolvedToken != nil || !receiverToken.isEmpty else {
+            throw ValidationError("give the gateway token with --token or PROXIMA_GATEWAY_TOKEN, or one --receiver-token per receiver")
+        }
+        if !receiverToken.isEmpty && token != nil { throw ValidationError("give either --token or --receiver-token, not both") }
+    }
+
+    /// The `--receiver-token RECEIVER=TOKEN` pairs by receiver name.
+    func receiverTokens() throws -> [String: String] {
+        var tokens: [String: String] = [:]
+        for (index, pair) in receiverToken.enumerated() {
+            guard let equals = pair.lastIndex(of: "="), equals != pair.startIndex, pair.index(after: equals) != pair.endIndex else {
+                throw ValidationError("--receiver-token #\(index + 1) must be RECEIVER=TOKEN, got '\(pair.prefix(80))'")
+            }
+            let name = String(pair[..<equals])
+            guard tokens.updateValue(String(pair[pair.index(after: equals)...]), forKey: name) == nil else {
+                throw ValidationError("--receiver-token #\(index + 1): receiver '\(name)' has a token already")
+            }
+        }
+        return tokens
     }
 
     var resolvedToken: String? { token ?? ProcessInfo.processInfo.environment["PROXIMA_GATEWAY_TOKEN"] }
 
     func run() async throws {
+        if !receiverToken.isEmpty {
+            var configuration = ReceiverLanes.Configuration(server: URL(string: server)!, tokens: try receiverTokens())
+            configuration.slice = slice
+            configuration.batchSize = batch
+            let statistics = try await ReceiverLanes(configuration: configuration).run(source: try await source.open().sightings)
+            for (name, posted) in statistics.postedByReceiver.sorted(by: { $0.key < $1.key }) {
+                try StandardOutput.line("\(name): posted \(posted) sightings")
+            }
+            try StandardOutput.line("posted \(statistics.postedByReceiver.values.reduce(0, +)) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.unrouted) of receivers without a token not posted)")
+            return
+        }
         var configuration = GatewayUploader.Configuration(server: URL(string: server)!, token: resolvedToken ?? "")
         configuration.batchSize = batch
         configuration.bufferLimit = buffer

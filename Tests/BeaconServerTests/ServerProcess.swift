@@ -25,8 +25,8 @@ final class ProximaProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var text = ""
 
-    init(_ arguments: [String]) throws {
-        let binary = try #require(Self.binary, "the proxima executable was not built next to the tests (swift build --build-tests)")
+    init(_ arguments: [String], executable: URL? = nil) throws {
+        let binary = try #require(executable ?? Self.binary, "the proxima executable was not built next to the tests (swift build --build-tests)")
         process.executableURL = binary
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment

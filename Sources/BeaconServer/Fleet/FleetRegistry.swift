@@ -57,6 +57,9 @@ struct FleetRegistry: Sendable {
                 if let position = receiver.position { receiverPositions[siteID, default: [:]][receiver.name] = FleetPosition(x: position.x, y: position.y) }
             }
         }
+        // A registered device is a phone whether or not its site has a map.
+        var deviceIDs: Set<String> = []
+        for row in try await db.raw("SELECT id FROM devices").all() { deviceIDs.insert(try row.string("id")) }
         for row in try await db.raw("SELECT id, name, site_id FROM gateways").all() {
             let id = try row.string("id"), name = try row.string("name"), siteID = try row.optionalInt("site_id")
             registry.gatewaysByID[id] = (name, siteID)
@@ -64,7 +67,7 @@ struct FleetRegistry: Sendable {
             // A gateway without a site is compared with no site's beacons (-1 is no site id).
             // As in position tracking, a gateway that its site's map does not name is a phone:
             // it moves, so what it hears says nothing of a beacon's coverage or drift.
-            let isPhone = siteID.flatMap { mappedReceivers[$0] }.map { !$0.contains(name) } ?? false
+            let isPhone = deviceIDs.contains(id) || siteID.flatMap { mappedReceivers[$0] }.map { !$0.contains(name) } ?? false
             registry.gateways.append(FleetGateway(name: name, siteID: siteID ?? -1,
                                                   position: siteID.flatMap { receiverPositions[$0]?[name] },
                                                   isFixed: !isPhone))

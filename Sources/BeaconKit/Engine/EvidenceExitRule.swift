@@ -19,9 +19,9 @@ import Foundation
 /// δ for every `n`). For large `n` it is `P·(1 + ln(1/δ)/θ)`, for a weak beacon Poisson's bound
 /// `T* = ln(3600·λ/ε)/λ` with `λ = 1/m`; for few gaps it is much longer (one gap says next to
 /// nothing of a rate: the ceiling applies). `n` is the smoothing's effective count (at most
-/// `2/gapSmoothing − 1`). A beacon back after a departure keeps what it knew of its link, with the
-/// count scaled by `exp(−absence/rateMemory)`: a fixed gateway hears a restarted beacon at the
-/// same rate as before, and is not judged on its first few gaps again.
+/// `2/gapSmoothing − 1`). A beacon back after a departure starts afresh unless `rateMemory` is
+/// set, when it keeps what it knew of its link with the count scaled by
+/// `exp(−absence/rateMemory)`.
 ///
 /// Three guards cover what the independent-loss model misses:
 /// - the recent tail: at least `tailMargin` × the longest gap seen lately (the memory fades over
@@ -63,7 +63,10 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     /// are all one period long would look heard on every event, and exit at the floor.
     public var missPrior: Double
     /// After a departure (a silence longer than `longestDropout`), the rate learnt before keeps
-    /// the weight of `n·exp(−absence/rateMemory)` gaps.
+    /// the weight of `n·exp(−absence/rateMemory)` gaps; 0 (the default) starts afresh. A fixed
+    /// gateway gains from a memory (a restarted beacon comes back at the rate it left with); a
+    /// walker loses (it comes back elsewhere), and walkers decided the default
+    /// (docs/evaluation.md).
     public var rateMemory: Double
     /// The timeout is at least this × the longest recent gap...
     public var tailMargin: Double
@@ -92,7 +95,7 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     public var unconfirmedTimeout: Double
 
     public init(falseExitRate: Double = 1e-4, floor: Double = 1, ceiling: Double = 60, advertisingPeriod: Double = 0.2,
-                gapSmoothing: Double = 1.0 / 128, missPrior: Double = 1, rateMemory: Double = 900, tailMargin: Double = 1.5, gapMemory: Double = 300,
+                gapSmoothing: Double = 1.0 / 128, missPrior: Double = 1, rateMemory: Double = 0, tailMargin: Double = 1.5, gapMemory: Double = 300,
                 dropoutMargin: Double = 1.5, dropoutMemory: Double = 120, longestDropout: Double = 8,
                 receiverDropoutMemory: Double = 600, sensitivity: Double = -100, strongMargin: Double = 12,
                 marginSmoothing: Double = 1.0 / 4, confirmationPackets: Int = 2, confirmationWindow: Double = 10,
@@ -103,7 +106,7 @@ public struct EvidenceExitParameters: Sendable, Hashable {
         self.advertisingPeriod = max(1e-3, advertisingPeriod)
         self.gapSmoothing = min(1, max(1e-4, gapSmoothing))
         self.missPrior = max(1e-3, missPrior)
-        self.rateMemory = max(1e-3, rateMemory)
+        self.rateMemory = max(0, rateMemory)
         self.tailMargin = max(0, tailMargin)
         self.gapMemory = max(1, gapMemory)
         self.dropoutMargin = max(0, dropoutMargin)
@@ -219,7 +222,7 @@ public struct PresenceEvidence: Sendable, Hashable {
     /// A beacon back after a departure of `absence` seconds: the link's rate is still the best
     /// guess, but it counts for fewer gaps the longer the beacon was away.
     mutating func ageAfterDeparture(_ absence: Double, parameters p: EvidenceHot) {
-        let kept = Swift.min(Double(gapCount), p.effectiveCountLimit) * exp(-absence / p.rateMemory)
+        let kept = p.rateMemory > 0 ? Swift.min(Double(gapCount), p.effectiveCountLimit) * exp(-absence / p.rateMemory) : 0
         guard kept >= 1 else {
             resetPattern()
             return

@@ -97,11 +97,11 @@ import Testing
         #expect(early > 1.3 * late, "after 15 s \(early) s, after an hour \(late) s")
     }
 
-    /// A fixed gateway hears a restarted beacon at the rate it heard before: after three minutes
-    /// off, the rule judges it by what the link taught, not by its first two gaps.
-    @Test func aRestartedBeaconKeepsWhatItsLinkTaught() throws {
+    /// With a rate memory (off by default), a fixed gateway's restarted beacon is judged by what
+    /// the link taught before three minutes off, not by its first two gaps.
+    @Test func aRestartedBeaconKeepsWhatItsLinkTaughtWithARateMemory() throws {
         func timeoutAfterRestart(history: Bool) throws -> Double {
-            var engine = BeaconEngine()
+            var engine = BeaconEngine(configuration: EngineConfiguration(exitRule: .evidence(EvidenceExitParameters(rateMemory: 900))))
             try engine.startMonitoring(Fixture.region())
             var events: [BeaconEvent] = []
             var random = EngineRandom(seed: 11)

@@ -32,7 +32,11 @@ struct Evaluate: AsyncParsableCommand {
     @Flag(help: "Measure only the monitoring configurations (exit rules), which is much faster: for long runs such as the switched-off benchmark.")
     var monitoringOnly = false
 
+    @Flag(help: "With --monitoring-only: only the default configuration, several times faster, for the longest runs.")
+    var defaultOnly = false
+
     func validate() throws {
+        if defaultOnly && !monitoringOnly { throw ValidationError("--default-only needs --monitoring-only") }
         if let duration {
             do { try Scenario.checkDuration(duration, field: "--duration") } catch { throw ValidationError(error.description) }
         }
@@ -45,7 +49,8 @@ struct Evaluate: AsyncParsableCommand {
         }
         if let duration { loaded.duration = duration }
         let showProgress = isatty(STDERR_FILENO) == 1
-        let variants = monitoringOnly ? Evaluation.monitoringVariants : Evaluation.Variant.standard
+        var variants = monitoringOnly ? Evaluation.monitoringVariants : Evaluation.Variant.standard
+        if defaultOnly { variants = Array(variants.prefix(1)) }
         let report = Evaluation(scenario: loaded, variants: variants).run(progress: showProgress ? { fraction in
             FileHandle.standardError.write(Data("\revaluating: \(Int(fraction * 100)) % of \(Int(loaded.duration)) simulated s".utf8))
         } : nil)

@@ -9,7 +9,7 @@ import Testing
 struct APITests {
     @Test func sightingsBatchProducesEventsOnTheStream() async throws {
         try await RouterHarness.with { harness, client in
-            let body = try harness.batchBody([harness.sighting(1), harness.sighting(2), harness.sighting(40)], sequence: 0)
+            let body = try harness.batchBody([harness.sighting(1), harness.sighting(2), harness.sighting(70)], sequence: 0)
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: body) { response in
                 #expect(response.status == .accepted)
                 let reply = try response.json(ProximaServer.IngestReply.self)

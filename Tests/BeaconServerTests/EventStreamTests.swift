@@ -31,7 +31,7 @@ struct EventStreamTests {
         #expect(cliEvents[0].time < cliEvents[1].time)
 
         try await RouterHarness.with { harness, client in
-            let body = try harness.batchBody([harness.sighting(1), harness.sighting(2), harness.sighting(40)], sequence: 0)
+            let body = try harness.batchBody([harness.sighting(1), harness.sighting(2), harness.sighting(70)], sequence: 0)
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: body) { _ in }
             try await client.execute(uri: "/v1/events?follow=false", method: .get, headers: harness.headers(.readOnly)) { response in
                 let blocks = Self.serverSentEvents(response.text)

@@ -245,12 +245,12 @@ struct StoreTests {
             #expect(retry.duplicate)
             // A beacon heard again after the timeout exits and re-enters; the checkpoint was
             // written by instance a and continued by b.
-            let later = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(40)]))
+            let later = try await b.ingest(gatewayID: gateway.id, batch: SightingBatch(sequence: 1, sightings: [sighting(70)]))
             #expect(later.events.map(\.kindName) == ["exit", "enter"])
-            // The evidence exit rule: after one gap of 1 s (m = 1 s, period at most 0.2 s, so
-            // p = 0.2) the model's silence is 0.2·(1 + ln(3600/(1·10⁻⁴))/−ln 0.8) = 15.8 s, doubled
-            // while the rate rests on one gap: 31.6 s after the last sighting at 2.
-            let expectedExit = 2 + 2 * 0.2 * (1 + log(3600 / 1e-4) / -log(0.8))
+            // The evidence exit rule: one gap of 1 s says next to nothing of a rate, so the
+            // predicted silence is past the 60 s ceiling: the exit is dated 60 s after the last
+            // sighting at 2.
+            let expectedExit = 2 + EvidenceExitParameters.default.ceiling
             #expect(abs((later.events.first?.time ?? 0) - expectedExit) < 1e-3)
             #expect(try await store.checkpoint(gatewayID: gateway.id)?.updatedBy == "b")
             let stored = try await store.events(after: 0)

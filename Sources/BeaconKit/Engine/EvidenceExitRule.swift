@@ -5,15 +5,24 @@ import Foundation
 ///
 /// **Exit.** While a beacon is present, its packets are modelled as advertising events every
 /// `P` seconds (the advertising period: the shortest gap seen, never more than
-/// `advertisingPeriod`), each received independently with probability `p = P / m`, where `m` is
-/// the slowly smoothed gap between received packets. The chance that a present beacon stays
-/// silent for `s` seconds is then `(1 − p)^(s/P − 1)`, and there are `3600 / m` gaps an hour, so
-/// the shortest silence that keeps false exits at `falseExitRate` per beacon-hour is
+/// `advertisingPeriod`), each received independently with an unknown probability `p`. What the
+/// rule knows of `p` is the `n` gaps it has seen (their smoothed mean `m`: `n·(m/P − 1)` missed
+/// events, plus `missPrior` imagined ones, so that a few back-to-back packets do not prove a
+/// beacon heard on every event), and it asks for the silence that a present beacon exceeds with
+/// probability at most `δ = ε·m/3600` per gap (there are `3600/m` gaps an hour), *predicted from
+/// those `n` gaps*, not from a rate taken as known:
 ///
-///     model = P · (1 + ln(3600 / (m · ε)) / −ln(1 − p))
+///     model = P · (1 + n·(δ^(−1/n) − 1) / θ),   θ = −ln(1 − p̂),  p̂ = n / (n + misses)
 ///
-/// For a weak beacon (p small) this is Poisson's bound `T* = ln(3600·λ/ε)/λ` with `λ = 1/m`; for
-/// a beacon heard on nearly every event it shrinks towards one period, and the floor applies.
+/// This is the predictive bound of a Gamma posterior on the per-event hazard θ (exact for
+/// exponential gaps: the next gap over the mean of `n` gaps is F-distributed, so the bound holds at
+/// δ for every `n`). For large `n` it is `P·(1 + ln(1/δ)/θ)`, for a weak beacon Poisson's bound
+/// `T* = ln(3600·λ/ε)/λ` with `λ = 1/m`; for few gaps it is much longer (one gap says next to
+/// nothing of a rate: the ceiling applies). `n` is the smoothing's effective count (at most
+/// `2/gapSmoothing − 1`). A beacon back after a departure starts afresh unless `rateMemory` is
+/// set, when it keeps what it knew of its link with the count scaled by
+/// `exp(−absence/rateMemory)`.
+///
 /// Three guards cover what the independent-loss model misses:
 /// - the recent tail: at least `tailMargin` × the longest gap seen lately (the memory fades over
 ///   `gapMemory` seconds of reception), for correlated losses such as a scanner parked on a bad
@@ -50,10 +59,15 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     /// Weight of a new gap in the smoothed gap `m` (slow: the rate sets the timeout's size);
     /// the first gaps are averaged equally until their weight falls to this.
     public var gapSmoothing: Double
-    /// How cautious the model is while the rate rests on few gaps: its timeout is stretched by
-    /// `1 + rateCaution / √n` for `n` gaps (at most the smoothing's effective count), so a
-    /// beacon that has just entered or come back is not judged on a couple of lucky gaps.
-    public var rateCaution: Double
+    /// Missed events imagined beside those the gaps imply: with none, a beacon whose first gaps
+    /// are all one period long would look heard on every event, and exit at the floor.
+    public var missPrior: Double
+    /// After a departure (a silence longer than `longestDropout`), the rate learnt before keeps
+    /// the weight of `n·exp(−absence/rateMemory)` gaps; 0 (the default) starts afresh. A fixed
+    /// gateway gains from a memory (a restarted beacon comes back at the rate it left with); a
+    /// walker loses (it comes back elsewhere), and walkers decided the default
+    /// (docs/evaluation.md).
+    public var rateMemory: Double
     /// The timeout is at least this × the longest recent gap...
     public var tailMargin: Double
     /// ...whose memory fades over this many seconds of reception.
@@ -81,7 +95,7 @@ public struct EvidenceExitParameters: Sendable, Hashable {
     public var unconfirmedTimeout: Double
 
     public init(falseExitRate: Double = 1e-4, floor: Double = 1, ceiling: Double = 60, advertisingPeriod: Double = 0.2,
-                gapSmoothing: Double = 1.0 / 128, rateCaution: Double = 1, tailMargin: Double = 1.5, gapMemory: Double = 300,
+                gapSmoothing: Double = 1.0 / 128, missPrior: Double = 1, rateMemory: Double = 0, tailMargin: Double = 1.5, gapMemory: Double = 300,
                 dropoutMargin: Double = 1.5, dropoutMemory: Double = 120, longestDropout: Double = 8,
                 receiverDropoutMemory: Double = 600, sensitivity: Double = -100, strongMargin: Double = 12,
                 marginSmoothing: Double = 1.0 / 4, confirmationPackets: Int = 2, confirmationWindow: Double = 10,
@@ -91,7 +105,8 @@ public struct EvidenceExitParameters: Sendable, Hashable {
         self.ceiling = max(self.floor, ceiling)
         self.advertisingPeriod = max(1e-3, advertisingPeriod)
         self.gapSmoothing = min(1, max(1e-4, gapSmoothing))
-        self.rateCaution = max(0, rateCaution)
+        self.missPrior = max(1e-3, missPrior)
+        self.rateMemory = max(0, rateMemory)
         self.tailMargin = max(0, tailMargin)
         self.gapMemory = max(1, gapMemory)
         self.dropoutMargin = max(0, dropoutMargin)
@@ -120,9 +135,10 @@ public struct EvidenceExitParameters: Sendable, Hashable {
 /// The parameters as the per-packet path reads them, converted once (``HotParameters``).
 struct EvidenceHot: Sendable {
     var advertisingPeriod: Float, gapSmoothing: Float, gapMemory: Float, dropoutMemory: Float
-    var sensitivity: Float, marginSmoothing: Float, strongMargin: Float, rateCaution: Float
+    var sensitivity: Float, marginSmoothing: Float, strongMargin: Float
     var tailMargin: Float, dropoutMargin: Float, longestDropout: Double
     var falseExitRate: Double, floor: Double, ceiling: Double, unconfirmedTimeout: Double
+    var missPrior: Double, rateMemory: Double, effectiveCountLimit: Double
     var confirmationWindow: Double, receiverDropoutMemory: Double
     var confirmationPackets: Int
 
@@ -130,7 +146,8 @@ struct EvidenceHot: Sendable {
         advertisingPeriod = Float(p.advertisingPeriod); gapSmoothing = Float(p.gapSmoothing)
         gapMemory = Float(p.gapMemory); dropoutMemory = Float(p.dropoutMemory)
         sensitivity = Float(p.sensitivity); marginSmoothing = Float(p.marginSmoothing)
-        strongMargin = Float(p.strongMargin); rateCaution = Float(p.rateCaution)
+        strongMargin = Float(p.strongMargin)
+        missPrior = p.missPrior; rateMemory = p.rateMemory; effectiveCountLimit = 2 / p.gapSmoothing - 1
         tailMargin = Float(p.tailMargin); dropoutMargin = Float(p.dropoutMargin); longestDropout = p.longestDropout
         falseExitRate = p.falseExitRate; floor = p.floor; ceiling = p.ceiling; unconfirmedTimeout = p.unconfirmedTimeout
         confirmationWindow = p.confirmationWindow; receiverDropoutMemory = p.receiverDropoutMemory
@@ -202,20 +219,41 @@ public struct PresenceEvidence: Sendable, Hashable {
         model = .nan
     }
 
-    mutating func learnDropout(_ silence: Float) { recentDropout = max(recentDropout, silence) }
+    /// A beacon back after a departure of `absence` seconds: the link's rate is still the best
+    /// guess, but it counts for fewer gaps the longer the beacon was away.
+    mutating func ageAfterDeparture(_ absence: Double, parameters p: EvidenceHot) {
+        let kept = p.rateMemory > 0 ? Swift.min(Double(gapCount), p.effectiveCountLimit) * exp(-absence / p.rateMemory) : 0
+        guard kept >= 1 else {
+            resetPattern()
+            return
+        }
+        gapCount = UInt16(kept)
+        recentDropout = 0
+        model = Float(modelTimeout(p))
+        sinceRefresh = 0
+    }
+
+    /// A silence that ended in a return, though the beacon had been counted gone: in hindsight
+    /// it was one of the pair's gaps, and the longest of them, so the tail learns it too.
+    mutating func learnDropout(_ silence: Float) {
+        recentDropout = max(recentDropout, silence)
+        longestGap = max(longestGap, silence)
+    }
 
     func isStrong(_ p: EvidenceHot) -> Bool { !signalMargin.isNaN && signalMargin >= p.strongMargin }
 
-    /// The silence implied by the false-exit rate alone (see ``EvidenceExitParameters``).
+    /// The silence implied by the false-exit rate and the gaps seen (see ``EvidenceExitParameters``).
     @inline(__always)
     func modelTimeout(_ p: EvidenceHot) -> Double {
-        let effectiveCount = Swift.max(1, Swift.min(Double(gapCount), 2 / Double(p.gapSmoothing) - 1))
-        let caution = 1 + Double(p.rateCaution) / effectiveCount.squareRoot()
+        let n = Swift.max(1, Swift.min(Double(gapCount), p.effectiveCountLimit))
         let m = Double(meanGap)
         let period = Swift.min(Double(self.period), m)
-        let loss = 1 - period / m
-        guard loss > 1e-9 else { return period }
-        return caution * period * (1 + log(3600 / (m * p.falseExitRate)) / -log(loss))
+        guard period > 0 else { return p.ceiling }
+        let misses = n * (m / period - 1) + p.missPrior
+        let hazard = log1p(n / misses)               // −ln(1 − p̂), p̂ = n / (n + misses)
+        let perGap = p.falseExitRate * m / 3600
+        let missedEvents = n * expm1(-log(perGap) / n) / hazard
+        return Swift.min(p.ceiling * 2, period * (1 + missedEvents))
     }
 
     /// Seconds of silence after which the beacon is gone. `receiverDropout` is the receiver's
@@ -264,14 +302,14 @@ extension BeaconEngine {
             record.presence.addGap(Float(sincePrevious), parameters: rule)
         } else if record.presence.hasPattern {
             // Back soon after an exit: in hindsight the exit was a dropout. Back later, it was a
-            // departure, and the pattern starts afresh.
+            // departure, and what the rule knew of the link counts for less.
             if sincePrevious <= rule.longestDropout {
                 record.presence.learnDropout(Float(sincePrevious))
                 if record.presence.isStrong(rule) {
                     receiverDropout.learn(Float(sincePrevious), at: time, memory: rule.receiverDropoutMemory)
                 }
             } else {
-                record.presence.resetPattern()
+                record.presence.ageAfterDeparture(sincePrevious, parameters: rule)
             }
         }
     }

@@ -48,6 +48,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -91,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "proxima-bench",
             dependencies: [
-                "BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder", "BeaconServer", "BeaconTesting",
+                "BeaconKit", "BeaconHCI", "BeaconSimulator", "CReferenceDecoder", "BeaconServer", "BeaconGateway", "BeaconTesting",
                 "BeaconLocate", "BeaconFleet",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -110,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [
-                "BeaconServer", "BeaconKit", "BeaconTesting", "BeaconSimulator", "BeaconLocate", "BeaconFleet",
+                "BeaconServer", "BeaconKit", "BeaconGateway", "BeaconTesting", "BeaconSimulator", "BeaconLocate", "BeaconFleet",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

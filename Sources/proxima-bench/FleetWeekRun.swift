@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BeaconFleet
+import BeaconGateway
 import BeaconKit
 import BeaconServer
 import BeaconSimulator
@@ -72,7 +73,7 @@ enum FleetWeekRun {
               let base = URL(string: String(line[range])) else {
             throw RunError("proxima serve did not start: \(server.standardOutput) \(server.standardError)")
         }
-        let api = JSONAPI(base: base, token: adminToken)
+        let api = ServerJSONClient(base: base, token: adminToken, timeout: .seconds(120), replyLimit: 256 * 1024 * 1024)
         let tokens = try await seed(scenario, api: api)
 
         var arguments = ["gateway", "--server", base.absoluteString, "--simulate", options.scenario, "--speed", "0",
@@ -136,7 +137,7 @@ enum FleetWeekRun {
     /// beacons' UUID, one site (their major), one category, every fixed receiver as a gateway
     /// of the site, and every registered beacon as deployed, with its battery type, measured
     /// power and place. Returns each gateway's token by receiver name.
-    static func seed(_ scenario: Scenario, api: JSONAPI) async throws -> [String: String] {
+    static func seed(_ scenario: Scenario, api: ServerJSONClient) async throws -> [String: String] {
         let beacons = scenario.registeredBeacons
         guard let first = beacons.first else { throw RunError("the scenario has no registered beacon") }
         guard beacons.allSatisfy({ $0.identity.uuid == first.identity.uuid && $0.identity.major == first.identity.major }) else {
@@ -167,33 +168,6 @@ enum FleetWeekRun {
             tokens[receiver.name] = try await api.send("POST", "/v1/gateways", NewGateway(name: receiver.name, siteID: site.id), as: Registered.self).token
         }
         return tokens
-    }
-}
-
-/// A small JSON client for the run.
-struct JSONAPI: Sendable {
-    let base: URL
-    let token: String
-
-    func send<Body: Encodable, Reply: Decodable>(_ method: String, _ path: String, _ body: Body?, as reply: Reply.Type) async throws -> Reply {
-        var request = HTTPClientRequest(url: base.absoluteString + path)
-        request.method = .init(rawValue: method)
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Accept", value: "application/json")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(body)))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
-        let data = try await response.body.collect(upTo: 256 * 1024 * 1024)
-        guard (200..<300).contains(response.status.code) else {
-            throw FleetWeekRun.RunError("\(method) \(path): HTTP \(response.status.code): \(String(buffer: data))")
-        }
-        return try JSONDecoder().decode(Reply.self, from: data)
-    }
-
-    func get<Reply: Decodable>(_ path: String, as reply: Reply.Type) async throws -> Reply {
-        try await send("GET", path, Optional<String>.none, as: reply)
     }
 }
 

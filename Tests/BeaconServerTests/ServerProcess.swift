@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeaconGateway
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -91,37 +92,7 @@ final class ProximaProcess: @unchecked Sendable {
     }
 }
 
-/// A small JSON client over AsyncHTTPClient for tests that talk to a real server.
-struct APIClient: Sendable {
-    let base: URL
-    let token: String
-
-    struct Failure: Error, CustomStringConvertible {
-        var status: UInt
-        var body: String
-        var description: String { "HTTP \(status): \(body)" }
-    }
-
-    func send<Body: Encodable, Reply: Decodable>(_ method: String, _ path: String, _ body: Body?, as reply: Reply.Type) async throws -> Reply {
-        var request = HTTPClientRequest(url: base.absoluteString + path)
-        request.method = .init(rawValue: method)
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Accept", value: "application/json")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(body)))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-        let data = try await response.body.collect(upTo: 64 * 1024 * 1024)
-        guard (200..<300).contains(response.status.code) else {
-            throw Failure(status: response.status.code, body: String(buffer: data))
-        }
-        return try JSONDecoder().decode(Reply.self, from: data)
-    }
-
-    func get<Reply: Decodable>(_ path: String, as reply: Reply.Type) async throws -> Reply {
-        try await send("GET", path, Optional<String>.none, as: reply)
-    }
-}
+/// The JSON client tests use to talk to a real server.
+typealias APIClient = ServerJSONClient
 
 struct Empty: Codable {}

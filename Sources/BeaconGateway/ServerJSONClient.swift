@@ -19,7 +19,7 @@ public struct ServerJSONClient: Sendable {
         public var path: String
         public var status: UInt
         public var body: String
-        public var description: String { "\(method) \(path): HTTP \(status): \(body)" }
+        public var description: String { "\(method) \(path): the server answered \(status) \(body.prefix(500))" }
     }
 
     public init(base: URL, token: String, timeout: TimeAmount = .seconds(60), replyLimit: Int = 64 * 1024 * 1024) {
@@ -30,20 +30,27 @@ public struct ServerJSONClient: Sendable {
     }
 
     public func send<Body: Encodable, Reply: Decodable>(_ method: String, _ path: String, _ body: Body?, as reply: Reply.Type) async throws -> Reply {
-        var request = HTTPClientRequest(url: base.absoluteString + path)
+        let encoded = try body.map { try JSONEncoder().encode($0) }
+        return try JSONDecoder().decode(Reply.self, from: try await data(method, path, body: encoded))
+    }
+
+    /// The body of a 2xx answer as sent, for callers that print the server's JSON unchanged.
+    public func data(_ method: String, _ path: String, body: Data? = nil) async throws -> Data {
+        let root = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        var request = HTTPClientRequest(url: root + path)
         request.method = .init(rawValue: method)
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Accept", value: "application/json")
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(body)))
+            request.body = .bytes(ByteBuffer(data: body))
         }
         let response = try await HTTPClient.shared.execute(request, timeout: timeout)
-        let data = try await response.body.collect(upTo: replyLimit)
+        let reply = try await response.body.collect(upTo: replyLimit)
         guard (200..<300).contains(response.status.code) else {
-            throw Failure(method: method, path: path, status: response.status.code, body: String(buffer: data))
+            throw Failure(method: method, path: path, status: response.status.code, body: String(buffer: reply))
         }
-        return try JSONDecoder().decode(Reply.self, from: data)
+        return Data(buffer: reply)
     }
 
     public func get<Reply: Decodable>(_ path: String, as reply: Reply.Type) async throws -> Reply {

@@ -1,9 +1,7 @@
 import ArgumentParser
-import AsyncHTTPClient
+import BeaconGateway
 import BeaconServer
 import Foundation
-import NIOCore
-import NIOFoundationCompat
 
 /// `proxima device`: a phone's side of a proxima server (docs/apps.md). "Device" here is a
 /// registered phone, not the HCI controller `--device hci0` names.
@@ -29,27 +27,7 @@ struct DeviceCommand: AsyncParsableCommand {
         /// Sends a request and returns the body of a 2xx answer; any other is an error carrying
         /// the server's refusal (which names the field).
         func send(_ method: String, _ path: String, body: Data? = nil) async throws -> Data {
-            let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-            var request = HTTPClientRequest(url: base + path)
-            request.method = .init(rawValue: method)
-            request.headers.add(name: "Authorization", value: "Bearer \(token)")
-            if let body {
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(data: body))
-            }
-            let client = HTTPClient(eventLoopGroupProvider: .singleton)
-            do {
-                let response = try await client.execute(request, timeout: .seconds(30))
-                let data = try await response.body.collect(upTo: 16 * 1024 * 1024)
-                try await client.shutdown()
-                guard (200..<300).contains(response.status.code) else {
-                    throw FleetRequestFailure(description: "\(path): the server answered \(response.status.code) \(String(buffer: data).prefix(500))")
-                }
-                return Data(buffer: data)
-            } catch {
-                try? await client.shutdown()
-                throw error
-            }
+            try await ServerJSONClient(base: URL(string: server)!, token: token, timeout: .seconds(30)).data(method, path, body: body)
         }
     }
 

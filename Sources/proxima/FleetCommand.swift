@@ -1,9 +1,7 @@
 import ArgumentParser
-import AsyncHTTPClient
+import BeaconGateway
 import BeaconServer
 import Foundation
-import NIOCore
-import NIOFoundationCompat
 
 /// `proxima fleet`: the server's fleet table (GET /v1/fleet) and its open alerts.
 struct FleetCommand: AsyncParsableCommand {
@@ -30,40 +28,17 @@ struct FleetCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+        let client = ServerJSONClient(base: URL(string: server)!, token: token, timeout: .seconds(30))
         let query = site.map { "?site=\($0)" } ?? ""
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            let summary = try await get(base + "/v1/fleet" + query, client: client)
-            let alerts = try await get(base + "/v1/fleet/alerts" + query, client: client)
-            try await client.shutdown()
-            if json {
-                try StandardOutput.line(String(decoding: summary, as: UTF8.self))
-                return
-            }
-            let decoder = JSONDecoder()
-            let table = FleetTable.lines(try decoder.decode(FleetSummary.self, from: summary),
-                                         alerts: try decoder.decode(FleetAlertList.self, from: alerts).alerts)
-            for line in table { try StandardOutput.line(line) }
-        } catch {
-            try? await client.shutdown()
-            throw error
+        let summary = try await client.data("GET", "/v1/fleet" + query)
+        let alerts = try await client.data("GET", "/v1/fleet/alerts" + query)
+        if json {
+            try StandardOutput.line(String(decoding: summary, as: UTF8.self))
+            return
         }
+        let decoder = JSONDecoder()
+        let table = FleetTable.lines(try decoder.decode(FleetSummary.self, from: summary),
+                                     alerts: try decoder.decode(FleetAlertList.self, from: alerts).alerts)
+        for line in table { try StandardOutput.line(line) }
     }
-
-    private func get(_ url: String, client: HTTPClient) async throws -> Data {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 64 * 1024 * 1024)
-        guard response.status.code == 200 else {
-            throw FleetRequestFailure(description: "\(url): the server answered \(response.status.code) \(String(buffer: body).prefix(500))")
-        }
-        return Data(buffer: body)
-    }
-}
-
-/// A refused or failed request: printed as `Error: …` without the usage text.
-struct FleetRequestFailure: Error, CustomStringConvertible {
-    var description: String
 }

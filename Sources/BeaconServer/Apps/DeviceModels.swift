@@ -22,13 +22,12 @@ public struct DeviceConsent: Sendable, Hashable, Codable {
 public struct Device: Sendable, Hashable, Codable {
     public var id: String
     public var siteID: Int
-    /// nil for an anonymous device: then the random `id` is all the server knows.
+    /// nil for an anonymous device: then the random `id` is all the server knows (and the
+    /// synthesised encoding leaves `name` out rather than sending null).
     public var name: String?
     public var anonymous: Bool
     public var consent: DeviceConsent
     public var createdAt: Double
-
-    private enum CodingKeys: String, CodingKey { case id, siteID, name, anonymous, consent, createdAt }
 
     public init(id: String, siteID: Int, name: String?, anonymous: Bool, consent: DeviceConsent, createdAt: Double) {
         self.id = id
@@ -37,17 +36,6 @@ public struct Device: Sendable, Hashable, Codable {
         self.anonymous = anonymous
         self.consent = consent
         self.createdAt = createdAt
-    }
-
-    /// `name` is left out, not null, for an anonymous device.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(siteID, forKey: .siteID)
-        try container.encodeIfPresent(name, forKey: .name)
-        try container.encode(anonymous, forKey: .anonymous)
-        try container.encode(consent, forKey: .consent)
-        try container.encode(createdAt, forKey: .createdAt)
     }
 
     /// The name of the gateway record behind the device, which room events of a site's map

@@ -59,15 +59,4 @@ public struct MessageLookup: Sendable, Hashable, Codable {
     public var minor: UInt16
     public var label: String?
     public var message: DeliveredMessage?
-
-    private enum CodingKeys: String, CodingKey { case uuid, major, minor, label, message }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(uuid, forKey: .uuid)
-        try container.encode(major, forKey: .major)
-        try container.encode(minor, forKey: .minor)
-        try container.encodeIfPresent(label, forKey: .label)
-        try container.encodeIfPresent(message, forKey: .message)
-    }
 }

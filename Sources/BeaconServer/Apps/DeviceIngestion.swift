@@ -14,8 +14,11 @@ public final class DeviceIngestion: Sendable {
     /// so a deleted device or a changed consent takes effect at once.
     private let notDevices = Mutex(Set<String>())
     static let notDevicesLimit = 100_000
+    let applications: [any DeviceApplication]
 
-    public init() {}
+    public init(applications: [any DeviceApplication] = DeviceIngestion.standardApplications()) {
+        self.applications = applications
+    }
 
     /// The device behind a gateway id, nil for an ordinary gateway.
     func device(gatewayID: String, store: Store) async throws -> Device? {

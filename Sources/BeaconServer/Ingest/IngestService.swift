@@ -86,6 +86,9 @@ public final class IngestService: Sendable {
                 events += try await self.positions.step(gatewayID: gatewayID, sightings: batch.sightings, now: now, db: db)
                 try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
             }
+            if let device {
+                try await self.devices.runApplications(DeviceBatch(device: device, events: events, sightings: batch.sightings, now: now), db: db)
+            }
             let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
             try await self.storeHeader(monitor.header, version: version.number + 1, sequence: batch.sequence, gatewayID: gatewayID, now: now, db: db)
             let result = IngestResult(accepted: batch.sightings.count, duplicate: false, events: events,

@@ -8,8 +8,8 @@ import Foundation
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
-        abstract: "Register a phone as a device of a site, and look up the message of the day for a beacon.",
-        subcommands: [Register.self, Message.self])
+        abstract: "Register a phone as a device of a site, look up the message of the day for a beacon, and list, show or delete devices.",
+        subcommands: [Register.self, Message.self, List.self, Show.self, Delete.self])
 
     struct Connection: ParsableArguments {
         @Option(help: "The server's URL, e.g. http://127.0.0.1:8080.")

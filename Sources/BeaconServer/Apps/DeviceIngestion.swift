@@ -5,9 +5,10 @@ import Synchronization
 
 /// What ingestion does differently when the "gateway" posting a batch is a registered device:
 /// it holds the device to its consent (no events consent: the batch is refused; no positions
-/// consent: no ranging state, positions or room events are kept) and attaches the message of the
-/// day to the device's enter events. Everything else (engine, checkpoints, sequences, events) is
-/// the gateway path unchanged, since a device is a gateway record with a device row beside it.
+/// consent: no ranging state, positions or room events are kept); storing its events attaches the
+/// message of the day to its enters (IngestService.storeEvents). Everything else (engine,
+/// checkpoints, sequences, events) is the gateway path unchanged, since a device is a gateway
+/// record with a device row beside it.
 public final class DeviceIngestion: Sendable {
     /// Ids known not to be devices. Gateway ids are never reused for a device (a device gets a
     /// fresh id when it registers), so a "no" stays true; a "yes" is read again every batch,
@@ -47,24 +48,5 @@ public final class DeviceIngestion: Sendable {
         guard let device, !device.consent.events else { return }
         throw APIError(.forbidden, field: "consent.events",
                        "device \(device.id) did not consent to events, so the server keeps none of its sightings; register again with consent.events true")
-    }
-
-    /// Attaches the message that applies now (the server's clock) to each enter event, in the
-    /// stored row too, so every feed and a later read carry the same message.
-    func attachMessages(to events: [StoredEvent], now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
-        var result = events
-        var found: [BeaconIdentity: DeliveredMessage?] = [:]
-        for index in result.indices {
-            guard case .region(.didEnter(let region, _)) = result[index].occurrence,
-                  let major = region.major, let minor = region.minor else { continue }
-            let identity = BeaconIdentity(uuid: region.uuid, major: major, minor: minor)
-            if found[identity] == nil {
-                found[identity] = .some(try await Store.currentMessage(for: identity, at: now, db: db)?.delivered)
-            }
-            guard let message = found[identity] ?? nil else { continue }
-            try await db.raw("UPDATE region_events SET message = \(bind: try ProximaJSON.text(message)) WHERE id = \(bind: result[index].id)").run()
-            result[index].message = message
-        }
-        return result
     }
 }

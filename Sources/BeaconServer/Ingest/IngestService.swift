@@ -80,8 +80,7 @@ public final class IngestService: Sendable {
             if outcome.duplicate {
                 return (IngestResult(accepted: 0, duplicate: true, events: []), Cached(version: version.number, monitor: monitor))
             }
-            var events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, now: now, db: db)
-            if device != nil { events = try await self.devices.attachMessages(to: events, now: now, db: db) }
+            var events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, forDevice: device != nil, now: now, db: db)
             if keepsPositions {
                 events += try await self.positions.step(gatewayID: gatewayID, sightings: batch.sightings, now: now, db: db)
                 try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
@@ -184,24 +183,36 @@ public final class IngestService: Sendable {
 
     /// Turns the step's enters and exits into stored events: the one place the server's event
     /// form is made from the engine's.
-    private func storeEvents(_ changes: [GatewayMonitor.Change], gatewayID: String, now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
+    /// A device's enter events carry the message of the day that applies now (Apps/), stored
+    /// with the row so every feed and a later read show the same one.
+    private func storeEvents(_ changes: [GatewayMonitor.Change], gatewayID: String, forDevice: Bool, now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
         var events: [StoredEvent] = []
         var resolved: [BeaconIdentity: ResolvedIdentity?] = [:]
+        var messages: [BeaconIdentity: DeliveredMessage?] = [:]
         for change in changes {
             if resolved[change.identity] == nil {
                 resolved[change.identity] = .some(try await Store.resolve(change.identity, db: db))
             }
             let meaning = resolved[change.identity] ?? nil
             let label = meaning?.label ?? change.identity.description
+            var message: DeliveredMessage?
+            if forDevice, change.transition == .enter {
+                if messages[change.identity] == nil {
+                    messages[change.identity] = .some(try await Store.currentMessage(for: change.identity, at: now, db: db)?.delivered)
+                }
+                message = messages[change.identity] ?? nil
+            }
             guard let inserted = try await db.raw("""
-                INSERT INTO region_events (gateway_id, kind, uuid, major, minor, site_id, label, time, recorded_at)
+                INSERT INTO region_events (gateway_id, kind, uuid, major, minor, site_id, label, time, recorded_at, message)
                 VALUES (\(bind: gatewayID), \(bind: change.transition.rawValue), \(bind: change.identity.uuid.uuidString),
                         \(bind: Int(change.identity.major)), \(bind: Int(change.identity.minor)), \(bind: meaning?.siteID),
-                        \(bind: label), \(bind: change.time), \(bind: now))
+                        \(bind: label), \(bind: change.time), \(bind: now), \(bind: try message.map(ProximaJSON.text)))
                 RETURNING id
                 """).first() else { continue }
-            events.append(try StoredEvent(id: try inserted.int("id"), gatewayID: gatewayID, siteID: meaning?.siteID, label: label,
-                                          transition: change.transition, identity: change.identity, time: change.time))
+            var event = try StoredEvent(id: try inserted.int("id"), gatewayID: gatewayID, siteID: meaning?.siteID, label: label,
+                                        transition: change.transition, identity: change.identity, time: change.time)
+            event.message = message
+            events.append(event)
         }
         return events
     }

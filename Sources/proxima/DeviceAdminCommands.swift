@@ -13,16 +13,29 @@ extension DeviceCommand {
         @Option(help: "Only this site's devices.")
         var site: Int?
 
-        @Flag(help: "Print the server's JSON.")
+        @Flag(help: "Print the server's JSON (one array per page of 1000).")
         var json = false
 
+        /// Follows the server's pages (ids ascending) until one comes back short.
         func run() async throws {
-            let data = try await connection.send("GET", "/v1/devices" + (site.map { "?site=\($0)" } ?? ""))
-            if json { return try StandardOutput.line(String(decoding: data, as: UTF8.self)) }
-            let devices = try JSONDecoder().decode([Device].self, from: data)
-            if devices.isEmpty { return try StandardOutput.line("no devices") }
-            for device in devices { try StandardOutput.line(Self.line(device)) }
+            var after: String?
+            var printed = 0
+            while true {
+                var query = ["limit=\(Self.pageSize)"]
+                if let site { query.append("site=\(site)") }
+                if let after { query.append("after=\(after)") }
+                let data = try await connection.send("GET", "/v1/devices?" + query.joined(separator: "&"))
+                if json { try StandardOutput.line(String(decoding: data, as: UTF8.self)) }
+                let devices = try JSONDecoder().decode([Device].self, from: data)
+                if !json { for device in devices { try StandardOutput.line(Self.line(device)) } }
+                printed += devices.count
+                guard devices.count == Self.pageSize, let last = devices.last else { break }
+                after = last.id
+            }
+            if printed == 0, !json { try StandardOutput.line("no devices") }
         }
+
+        static let pageSize = 1000
 
         /// One device per line: id, site, who, what it shares, when it registered (UTC).
         static func line(_ device: Device) -> String {

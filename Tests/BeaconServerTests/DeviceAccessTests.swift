@@ -103,7 +103,7 @@ struct DeviceAccessTests {
                 #expect(response.errorField == "id")
             }
             #expect(try await app.call(.delete, "/v1/devices/\(own.id)", token: otherToken).status == .forbidden)
-            #expect(try await app.server.store.devices().count == 2)
+            #expect(try await app.server.store.devices().devices.count == 2)
         }
     }
 

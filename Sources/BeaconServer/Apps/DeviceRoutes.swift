@@ -42,7 +42,18 @@ extension ProximaServer {
         router.get("/v1/devices") { [store] request, context in
             try context.require(.operate)
             let site = try Self.optionalIntQuery(request, "site")
-            return try Self.json(try await store.devices(siteID: site))
+            let after = try Self.query(request, "after").map { try Self.deviceID($0, field: "after") }
+            let limit = try Self.deviceListLimit(Self.query(request, "limit"))
+            let page = try await store.devices(siteID: site, after: after, limit: limit)
+            var response = try Self.json(page.devices)
+            if page.more, let last = page.devices.last {
+                var next = URLComponents()
+                next.path = request.uri.path
+                next.queryItems = (site.map { [URLQueryItem(name: "site", value: String($0))] } ?? [])
+                    + [URLQueryItem(name: "after", value: last.id), URLQueryItem(name: "limit", value: String(limit))]
+                response.headers[.link] = "<\(next.string ?? request.uri.path)>; rel=\"next\""
+            }
+            return response
         }
         router.get("/v1/devices/:id") { [store] _, context in
             let id = try Self.deviceID(context)
@@ -78,11 +89,25 @@ extension ProximaServer {
 
     /// A device id is the lowercase UUID the server gave it.
     static func deviceID(_ context: ProximaRequestContext) throws -> String {
-        let text = context.parameters.get("id") ?? ""
+        try deviceID(context.parameters.get("id") ?? "", field: "id")
+    }
+
+    static func deviceID(_ text: String, field: String) throws -> String {
         guard let uuid = UUID(uuidString: text) else {
-            throw APIError(.badRequest, field: "id", "expected a device id (a UUID), found '\(text.prefix(40))'")
+            throw APIError(.badRequest, field: field, "expected a device id (a UUID), found '\(text.prefix(40))'")
         }
         return uuid.uuidString.lowercased()
+    }
+
+    static let deviceListMaximum = 1000
+
+    /// `?limit=` of the device list: 1…1000, 1000 when absent.
+    static func deviceListLimit(_ text: String?) throws -> Int {
+        guard let text else { return deviceListMaximum }
+        guard let limit = Int(text), (1...deviceListMaximum).contains(limit) else {
+            throw APIError(.badRequest, field: "limit", "expected a whole number of devices in 1…\(deviceListMaximum), found '\(text.prefix(40))'")
+        }
+        return limit
     }
 
     /// An optional integer query parameter, refused naming it when present and not an integer.

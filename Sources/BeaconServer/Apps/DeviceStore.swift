@@ -77,16 +77,20 @@ extension Store {
                createdAt: try row.double("created_at"))
     }
 
-    /// The devices of a site, or of all sites, oldest first.
-    public func devices(siteID: Int? = nil) async throws -> [Device] {
+    /// One page of the devices of a site, or of all sites, in id order after the cursor `after`
+    /// (a device id), and whether more follow: a listing's cost is its page, however many
+    /// devices the server holds.
+    public func devices(siteID: Int? = nil, after: String? = nil, limit: Int = 1000) async throws -> (devices: [Device], more: Bool) {
         try await database.read { db in
-            var query = SQLQueryString("SELECT \(unsafeRaw: Self.deviceColumns) FROM devices")
+            var query = SQLQueryString("SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE 1 = 1")
             if let siteID {
                 _ = try await Self.site(id: siteID, db: db)
-                query += " WHERE site_id = \(bind: siteID)"
+                query += " AND site_id = \(bind: siteID)"
             }
-            query += " ORDER BY created_at, id"
-            return try await db.raw(query).all().map(Self.decodeDevice)
+            if let after { query += " AND id > \(bind: after)" }
+            query += " ORDER BY id LIMIT \(bind: limit + 1)"
+            let devices = try await db.raw(query).all().map(Self.decodeDevice)
+            return (Array(devices.prefix(limit)), devices.count > limit)
         }
     }
 

@@ -99,7 +99,8 @@ enum QueueDayRun {
         let report = try await api.get("/v1/queues/\(queue.id)?hours=168", as: QueueReport.self)
         let comparison = compare(scenario: scenario, venue: venue, report: report, sightings: sightings,
                                  wallSeconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        print(markdown(comparison, command: "proxima-bench queue-day \(arguments.isEmpty ? "" : options.scenario)"))
+        print(markdown(comparison))
+        print(hourly(comparison, venue: venue))
         if let json = options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -122,7 +123,20 @@ enum QueueDayRun {
                           p50Error: error(report.total.p50, trueP50), p90Error: error(report.total.p90, trueP90), report: report)
     }
 
-    static func markdown(_ comparison: Comparison, command: String) -> String {
+    /// Each hour's served count and p50/p90, truth (by the hour a customer reached service)
+    /// against the report's hours (by the hour the service enter was seen).
+    static func hourly(_ comparison: Comparison, venue: QueueVenue) -> String {
+        func seconds(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "–" }
+        var lines = ["| hour | true served | measured served | true p50 / p90 (s) | measured p50 / p90 (s) |", "|---|---|---|---|---|"]
+        for hour in comparison.report.hours {
+            let waits = venue.customers.filter { ($0.reachedService ?? -1) >= hour.from && ($0.reachedService ?? -1) < hour.to }.compactMap(\.wait).sorted()
+            lines.append("| \(Int(hour.from / 3600)) | \(waits.count) | \(hour.served) | \(seconds(WaitHistogram.exactQuantile(0.5, of: waits))) / "
+                + "\(seconds(WaitHistogram.exactQuantile(0.9, of: waits))) | \(seconds(hour.p50)) / \(seconds(hour.p90)) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func markdown(_ comparison: Comparison) -> String {
         func seconds(_ value: Double?) -> String { value.map { String(format: "%.0f s", $0) } ?? "–" }
         func percent(_ value: Double?) -> String { value.map { String(format: "%.1f %%", $0 * 100) } ?? "–" }
         return """

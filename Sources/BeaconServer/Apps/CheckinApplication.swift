@@ -8,11 +8,6 @@ import SQLKit
 /// count one visit twice.
 struct CheckinApplication: DeviceApplication {
     func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
-        let zones = try await db.raw("""
-            SELECT c.zone_id, c.dwell, c.absence, z.minor FROM checkin_zones c JOIN zones z ON z.id = c.zone_id
-            WHERE c.site_id = \(bind: batch.device.siteID)
-            """).all()
-        guard !zones.isEmpty else { return }
         let site = try await Store.site(id: batch.device.siteID, db: db)
         var transitions: [UInt16: [CheckinRule.Transition]] = [:]
         for event in batch.events {
@@ -26,23 +21,40 @@ struct CheckinApplication: DeviceApplication {
             }
         }
         let now = batch.sightings.map(\.time).max()
+        // One read of the device's visits: only zones with a transition in the batch or a visit
+        // under way are stepped, so a batch costs the same whatever the site's number of zones.
+        let visits = try await db.raw("""
+            SELECT zone_id, visit_start, inside_since, dwell_before, last_exit, latest, checked_in_at FROM checkin_visits
+            WHERE device_id = \(bind: batch.device.id)
+            """).all()
+        var stored: [Int: CheckinRule.Visit] = [:]
+        for row in visits {
+            stored[try row.int("zone_id")] = CheckinRule.Visit(
+                start: try row.double("visit_start"), insideSince: try row.optionalDouble("inside_since"),
+                dwellBefore: try row.double("dwell_before"), lastExit: try row.optionalDouble("last_exit"),
+                latest: try row.double("latest"), checkedInAt: try row.optionalDouble("checked_in_at"))
+        }
+        // The rules of just those zones: the ones entered or left in this batch, and those of the
+        // device's visits (integers, so listed in the statement as they are).
+        guard !transitions.isEmpty || !stored.isEmpty else { return }
+        let minors = transitions.keys.map { String($0) }.joined(separator: ", ")
+        let zoneIDs = stored.keys.map { String($0) }.joined(separator: ", ")
+        let zones = try await db.raw(SQLQueryString("""
+            SELECT c.zone_id, c.dwell, c.absence, z.minor FROM checkin_zones c JOIN zones z ON z.id = c.zone_id
+            WHERE c.site_id = \(bind: batch.device.siteID) AND (z.minor IN (\(unsafeRaw: minors.isEmpty ? "-1" : minors))
+              OR c.zone_id IN (\(unsafeRaw: zoneIDs.isEmpty ? "-1" : zoneIDs)))
+            """)).all()
         for row in zones {
             let zoneID = try row.int("zone_id"), minor = try row.uint16("minor")
+            let zoneTransitions = transitions[minor] ?? []
+            guard !zoneTransitions.isEmpty || stored[zoneID] != nil else { continue }
             let rule = CheckinRule(dwell: try row.double("dwell"), absence: try row.double("absence"))
-            try await step(rule, zoneID: zoneID, device: batch.device.id, transitions: transitions[minor] ?? [], now: now, db: db)
+            try await step(rule, zoneID: zoneID, device: batch.device.id, stored: stored[zoneID], transitions: zoneTransitions, now: now, db: db)
         }
     }
 
-    private func step(_ rule: CheckinRule, zoneID: Int, device: String, transitions: [CheckinRule.Transition], now: Double?,
-                      db: any SQLDatabase) async throws {
-        let stored = try await db.raw("""
-            SELECT visit_start, inside_since, dwell_before, last_exit, latest, checked_in_at FROM checkin_visits
-            WHERE device_id = \(bind: device) AND zone_id = \(bind: zoneID)
-            """).first().map { row in
-            CheckinRule.Visit(start: try row.double("visit_start"), insideSince: try row.optionalDouble("inside_since"),
-                              dwellBefore: try row.double("dwell_before"), lastExit: try row.optionalDouble("last_exit"),
-                              latest: try row.double("latest"), checkedInAt: try row.optionalDouble("checked_in_at"))
-        }
+    private func step(_ rule: CheckinRule, zoneID: Int, device: String, stored: CheckinRule.Visit?, transitions: [CheckinRule.Transition],
+                      now: Double?, db: any SQLDatabase) async throws {
         // Only a device inside the zone, or one with transitions of it, has anything to do.
         guard !transitions.isEmpty || stored?.insideSince != nil else {
             if let stored, let now, rule.isOver(stored, at: now) {

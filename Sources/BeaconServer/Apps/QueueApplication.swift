@@ -9,25 +9,24 @@ import SQLKit
 struct QueueApplication: DeviceApplication {
     func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
         guard let latest = batch.sightings.map(\.time).max() else { return }
-        let queues = try await db.raw("SELECT \(unsafeRaw: Store.queueColumns) FROM queues WHERE site_id = \(bind: batch.device.siteID)")
-            .all().map(Store.decodeQueue)
-        guard !queues.isEmpty else { return }
+        let rows = try await db.raw("""
+            SELECT q.id, q.site_id, q.name, q.entry_zone_id, q.service_zone_id, q.abandon_after, q.created_at,
+              e.minor AS entry_minor, s.minor AS service_minor
+            FROM queues q JOIN zones e ON e.id = q.entry_zone_id JOIN zones s ON s.id = q.service_zone_id
+            WHERE q.site_id = \(bind: batch.device.siteID)
+            """).all()
+        guard !rows.isEmpty else { return }
         try await db.raw("""
             INSERT INTO queue_clocks (site_id, device_time, server_time) VALUES (\(bind: batch.device.siteID), \(bind: latest), \(bind: batch.now))
             ON CONFLICT (site_id) DO UPDATE SET device_time = excluded.device_time, server_time = excluded.server_time
             WHERE queue_clocks.device_time < excluded.device_time
             """).run()
         let site = try await Store.site(id: batch.device.siteID, db: db)
-        let zoneIDs = Set(queues.flatMap { [$0.entryZoneID, $0.serviceZoneID] })
-        var minors: [Int: UInt16] = [:]
-        for zoneID in zoneIDs {
-            if let row = try await db.raw("SELECT minor FROM zones WHERE id = \(bind: zoneID)").first() { minors[zoneID] = try row.uint16("minor") }
-        }
         let clock = try await Store.queueClock(siteID: site.id, now: batch.now, db: db) ?? latest
-        for queue in queues {
-            guard let entryMinor = minors[queue.entryZoneID], let serviceMinor = minors[queue.serviceZoneID] else { continue }
-            let entry = BeaconIdentity(uuid: site.uuid, major: site.major, minor: entryMinor)
-            let service = BeaconIdentity(uuid: site.uuid, major: site.major, minor: serviceMinor)
+        for row in rows {
+            let queue = try Store.decodeQueue(row)
+            let entry = BeaconIdentity(uuid: site.uuid, major: site.major, minor: try row.uint16("entry_minor"))
+            let service = BeaconIdentity(uuid: site.uuid, major: site.major, minor: try row.uint16("service_minor"))
             let observations = Self.observations(batch, entry: entry, service: service)
             if !observations.isEmpty {
                 try await step(queue, device: batch.device.id, observations: observations, db: db)

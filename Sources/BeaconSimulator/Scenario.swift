@@ -158,6 +158,8 @@ public struct Scenario: Sendable, Hashable {
     public var doors: [Door] = []
     /// Faults injected on purpose (ScenarioFaults.swift): the truth fleet checks are scored against.
     public var faults: [ScenarioFault] = []
+    /// A generated queue venue and its customers' truth (ScenarioQueue.swift); nil without one.
+    public var queue: QueueVenue?
 
     public init(name: String, seed: UInt64, duration: Double, venue: Venue, channel: ChannelModel = ChannelModel(),
                 beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion]? = nil) {

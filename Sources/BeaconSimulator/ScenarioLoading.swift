@@ -15,7 +15,7 @@ extension Scenario {
     public static func decode(_ data: Data) throws(ScenarioError) -> Scenario {
         let root = try JSONCursor.parse(data).object(allowing: [
             "name", "seed", "duration", "uuid", "venue", "channel", "beacons", "receivers", "regions", "description",
-            "rooms", "doors", "faults",
+            "rooms", "doors", "faults", "queue",
         ])
         let name = try root.string("name") ?? "scenario"
         let seed = UInt64(try root.child("seed")?.integer(in: 0...(1 << 53)) ?? 1)
@@ -95,6 +95,7 @@ extension Scenario {
         scenario.rooms = rooms
         scenario.doors = doors
         if let faults = root.child("faults") { try applyFaults(faults, to: &scenario, defaultUUID: defaultUUID) }
+        if let queue = root.child("queue") { try applyQueue(queue, to: &scenario) }
         return scenario
     }
 

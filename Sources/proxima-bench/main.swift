@@ -13,10 +13,12 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
 ]
 
-// `fleet-week` takes arguments of its own (FleetWeekRun.swift).
+// `fleet-week` and `queue-day` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift).
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "fleet-week" {
     try await FleetWeekRun.run(Array(arguments.dropFirst()))
+} else if arguments.first == "queue-day" {
+    try await QueueDayRun.run(Array(arguments.dropFirst()))
 } else {
     let wanted = Set(arguments)
     for suite in suites where wanted.isEmpty || wanted.contains(suite.name) {

@@ -25,6 +25,8 @@ struct Proxima: AsyncParsableCommand {
             FleetCommand.self,
             DeviceCommand.self,
             MessagesCommand.self,
+            QueueCommand.self,
+            CheckinCommand.self,
         ]
     )
 }

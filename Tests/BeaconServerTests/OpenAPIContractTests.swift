@@ -55,6 +55,10 @@ struct OpenAPIContractTests {
                     decode: { _ = try JSONDecoder().decode(PlanPosition.self, from: $0) }),
         RequestCase(schema: "PlannedPosition", complete: #"{"category":1,"label":"Door","x":1,"y":2,"measuredPower":-59,"txPower":0,"battery":"AA"}"#,
                     decode: { _ = try JSONDecoder().decode(PlannedPosition.self, from: $0) }),
+        RequestCase(schema: "NewQueue", complete: #"{"name":"Counter","entryZoneID":1,"serviceZoneID":2,"abandonAfter":120}"#,
+                    decode: { _ = try JSONDecoder().decode(NewQueue.self, from: $0) }),
+        RequestCase(schema: "CheckinZoneRule", complete: #"{"dwell":60,"absence":600}"#,
+                    decode: { _ = try JSONDecoder().decode(CheckinZoneRule.self, from: $0) }),
     ]
 
     /// Leaving out a field fails to decode exactly when the document lists it as required.
@@ -84,6 +88,9 @@ struct OpenAPIContractTests {
             let answers: [(String, any Encodable)] = [
                 ("Organisation", office.organisation), ("Site", office.site), ("Beacon", planned), ("Zone", zone),
                 ("Category", Category(code: 1, name: "Conference Room")),
+                ("Queue", Queue(id: 1, siteID: 1, name: "Counter", entryZoneID: 1, serviceZoneID: 2, abandonAfter: 120, createdAt: 0)),
+                ("CheckinZone", CheckinZone(zoneID: 1, siteID: 1, dwell: 60, absence: 600, updatedAt: 0)),
+                ("WaitSummary", WaitSummary(from: 0, to: 1, served: 0, abandoned: 0)),
             ]
             for (name, value) in answers {
                 let schema = try Schema(named: name, in: ProximaServer.openAPIDocument)

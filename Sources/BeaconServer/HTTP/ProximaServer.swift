@@ -72,7 +72,7 @@ public final class ProximaServer: Sendable {
         router.get("/metrics") { [metrics, ingestion] _, _ in
             if let fleet = ingestion.fleet { metrics.record(fleet.stateCounts()) }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+                     body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition() + (await self.queueMetricsText()))))
         }
         addAccessRoutes(to: router)
         addRegistryRoutes(to: router)
@@ -82,6 +82,7 @@ public final class ProximaServer: Sendable {
         addFleetRoutes(to: router)
         addDeviceRoutes(to: router)
         addMessageRoutes(to: router)
+        addQueueRoutes(to: router)
         return router
     }
 

@@ -62,6 +62,7 @@ public struct BermudaRoomDecider: PacketRoomDecider {
     public let receiverRooms: [String: String]
     private var subjects: [String: Subject] = [:]
     private var nextCycle: Double?
+    private var lastPacket = -Double.infinity
 
     public init(receiverRooms: [String: String], configuration: Configuration = Configuration()) {
         self.receiverRooms = receiverRooms
@@ -71,7 +72,7 @@ public struct BermudaRoomDecider: PacketRoomDecider {
     public func room(of subject: String) -> String? { subjects[subject]?.area }
 
     public mutating func observe(subject name: String, receiver: String, rssi: Double, measuredPower: Double, at time: Double) -> [RoomEvent] {
-        guard let area = receiverRooms[receiver], rssi.isFinite else { return [] }
+        guard let area = receiverRooms[receiver], rssi.isFinite, time.isFinite else { return [] }
         let events = advance(to: time)
         if subjects[name] == nil && subjects.count >= RoomPresence.maximumSubjects { return events }
         var subject = subjects[name] ?? Subject()
@@ -80,6 +81,7 @@ public struct BermudaRoomDecider: PacketRoomDecider {
             return subject.adverts.count - 1
         }()
         subject.adverts[index].latest = (time, rssi)
+        lastPacket = max(lastPacket, time)
         subjects[name] = subject
         if nextCycle == nil { nextCycle = time + configuration.updateInterval }
         return events
@@ -87,7 +89,13 @@ public struct BermudaRoomDecider: PacketRoomDecider {
 
     public mutating func advance(to time: Double) -> [RoomEvent] {
         var events: [RoomEvent] = []
-        while let cycle = nextCycle, cycle <= time {
+        // After a silence longer than every timeout, more cycles change nothing: skip ahead so
+        // that a jump in time costs a bounded number of cycles.
+        let idle = ((configuration.distanceTimeout + configuration.maxAdvertAge) / configuration.updateInterval).rounded(.up) + 2
+        while var cycle = nextCycle, cycle <= time {
+            if cycle > lastPacket + idle * configuration.updateInterval && time - cycle > configuration.updateInterval {
+                cycle += ((time - cycle) / configuration.updateInterval).rounded(.down) * configuration.updateInterval
+            }
             for name in subjects.keys.sorted() {
                 guard var subject = subjects[name] else { continue }
                 for index in subject.adverts.indices { update(&subject.adverts[index], at: cycle) }

@@ -71,7 +71,7 @@ public struct ESPresenseRoomDecider: PacketRoomDecider {
     public func room(of subject: String) -> String? { subjects[subject]?.room }
 
     public mutating func observe(subject name: String, receiver: String, rssi: Double, measuredPower: Double, at time: Double) -> [RoomEvent] {
-        guard receiverRooms[receiver] != nil, rssi.isFinite, measuredPower.isFinite else { return [] }
+        guard receiverRooms[receiver] != nil, rssi.isFinite, measuredPower.isFinite, time.isFinite else { return [] }
         if subjects[name] == nil && subjects.count >= RoomPresence.maximumSubjects { return [] }
         var subject = subjects[name] ?? Subject()
         var events = flushReports(&subject, name: name, until: time)

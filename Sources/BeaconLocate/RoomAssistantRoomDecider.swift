@@ -53,7 +53,7 @@ public struct RoomAssistantRoomDecider: PacketRoomDecider {
     public func room(of subject: String) -> String? { subjects[subject]?.room }
 
     public mutating func observe(subject name: String, receiver: String, rssi: Double, measuredPower: Double, at time: Double) -> [RoomEvent] {
-        guard receiverRooms[receiver] != nil, rssi.isFinite, measuredPower < 0 else { return [] }
+        guard receiverRooms[receiver] != nil, rssi.isFinite, measuredPower < 0, time.isFinite else { return [] }
         var events = advance(to: time)
         if subjects[name] == nil && subjects.count >= RoomPresence.maximumSubjects { return events }
         var subject = subjects[name] ?? Subject(nextCheck: time + max(configuration.timeout, 1))
@@ -82,6 +82,11 @@ public struct RoomAssistantRoomDecider: PacketRoomDecider {
             while subject.nextCheck <= time {
                 events += decide(&subject, name: name, at: subject.nextCheck)
                 subject.nextCheck += configuration.timeout
+                // Once every distance is stale, later checks change nothing: jump to the last one.
+                let lastHeard = subject.instances.values.map(\.updated).max() ?? -.infinity
+                if subject.room == nil, subject.nextCheck > lastHeard + configuration.timeout, time - subject.nextCheck > configuration.timeout {
+                    subject.nextCheck += ((time - subject.nextCheck) / configuration.timeout).rounded(.down) * configuration.timeout
+                }
             }
             subjects[name] = subject
         }

@@ -95,3 +95,26 @@ import Testing
         }
     }
 }
+
+extension PeerRoomDeciderTests {
+    /// Times come from outside: a jump of ten years after the last packet finishes at once
+    /// (each decider skips the cycles that can change nothing), and a non-finite time is ignored.
+    @Test func aJumpInTimeIsBoundedAndNonFiniteTimesAreIgnored() {
+        var deciders: [any PacketRoomDecider] = [ESPresenseRoomDecider(receiverRooms: Self.rooms), BermudaRoomDecider(receiverRooms: Self.rooms),
+                                                 RoomAssistantRoomDecider(receiverRooms: Self.rooms)]
+        for index in deciders.indices {
+            for step in 0..<20 {
+                _ = deciders[index].observe(subject: "tag", receiver: "node A", rssi: -60, measuredPower: -59, at: Double(step) * 0.2)
+            }
+            #expect(deciders[index].room(of: "tag") == "A")
+            #expect(deciders[index].observe(subject: "other", receiver: "node A", rssi: -60, measuredPower: -59, at: .nan).isEmpty)
+            #expect(deciders[index].room(of: "other") == nil)
+            _ = deciders[index].advance(to: 3.2e8)
+            // ESPresense's mqtt_room never reports away; the others have let the tag go.
+            #expect(deciders[index].room(of: "tag") == (index == 0 ? "A" : nil))
+            let back = deciders[index].observe(subject: "tag", receiver: "node B", rssi: -60, measuredPower: -59, at: 3.2e8 + 1)
+                + deciders[index].advance(to: 3.2e8 + 3)
+            #expect(deciders[index].room(of: "tag") == "B", "\(back)")
+        }
+    }
+}

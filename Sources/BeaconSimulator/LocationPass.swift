@@ -47,6 +47,8 @@ struct LocationPass {
     private let roomLikelihoods: [Double: RoomLikelihood]
     private var gatewayRooms: RoomPresence
     private var beaconRooms: RoomPresence
+    /// The room rules of ESPresense, Bermuda and room-assistant, on the tags' packets.
+    private var peerRooms: PeerRoomDeciders
     /// decided[direction][decider][subject]
     private var decided: [Direction: [String: [String: RoomTimeline]]] = [:]
     private var truth: [Direction: [String: RoomTimeline]] = [:]
@@ -76,6 +78,8 @@ struct LocationPass {
             roomFilters[direction] = variants[direction]!.map { RoomFilter(rooms: map.rooms, doors: map.doors, configuration: $0.configuration) }
         }
         gatewayRooms = RoomPresence(map: map, receiverGain: model.receiverGain, configuration: roomPresence)
+        peerRooms = PeerRoomDeciders(receiverRooms: Dictionary(gateways.compactMap { name in map.room(ofReceiver: name).map { (name, $0) } },
+                                                               uniquingKeysWith: { first, _ in first }))
         // A phone's "room receivers" are the room's beacons: the room whose beacon is heard
         // loudest, corrected by each beacon's calibrated power.
         var beaconRoom: [String: String] = [:], beaconOffset: [String: Double] = [:]
@@ -109,6 +113,10 @@ struct LocationPass {
             tagPending[tag, default: [:]][gateway] = (previous.sum + rssi, previous.count + 1)
             apply(gatewayRooms.observe(subject: tags[tag].name, receiver: receiver, rssi: rssi, at: time),
                   direction: .tags, decider: "room gateways")
+            for (label, events) in peerRooms.observe(subject: tags[tag].name, receiver: receiver, rssi: rssi,
+                                                     measuredPower: Double(tags[tag].measuredPower.dBm), at: time) {
+                apply(events, direction: .tags, decider: label)
+            }
         }
     }
 
@@ -191,6 +199,7 @@ struct LocationPass {
         tagPending = [:]
         apply(gatewayRooms.advance(to: end), direction: .tags, decider: "room gateways")
         apply(beaconRooms.advance(to: end), direction: .phones, decider: "room beacons")
+        for (label, events) in peerRooms.advance(to: end) { apply(events, direction: .tags, decider: label) }
         for direction in Direction.allCases {
             for (index, variant) in roomFilterVariants[direction, default: []].enumerated() {
                 guard var filter = roomFilters[direction]?[index] else { continue }
@@ -277,7 +286,8 @@ struct LocationPass {
         for direction in Direction.allCases {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
-            let deciders = roomFilterVariants[direction, default: []].map(\.label) + (direction == .phones ? ["room beacons"] : ["room gateways"])
+            let deciders = roomFilterVariants[direction, default: []].map(\.label)
+                + (direction == .phones ? ["room beacons"] : ["room gateways"] + PeerRoomDeciders.labels)
                 + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
             for decider in deciders {
                 guard let timelines = decided[direction]?[decider] else { continue }
@@ -286,10 +296,12 @@ struct LocationPass {
                     score.add(truth: truthTimeline, decided: timelines[subject] ?? RoomTimeline(), duration: scenario.duration)
                 }
                 let latency = score.latencies.isEmpty ? nil : Distribution(score.latencies)
+                let ghost = score.ghosts.isEmpty ? nil : Distribution(score.ghosts)
                 results.append(LocationReport.RoomResult(
                     direction: direction, decider: decider, accuracy: score.seconds > 0 ? Double(score.agreeing) / Double(score.seconds) : 0,
                     seconds: score.seconds, trueChanges: score.latencies.count + score.missed, decidedChanges: score.decidedChanges,
-                    latencyP50: latency?.p50, latencyP95: latency?.p95, latencyMax: latency?.max, missed: score.missed))
+                    latencyP50: latency?.p50, latencyP95: latency?.p95, latencyMax: latency?.max, missed: score.missed,
+                    ghostP50: ghost?.p50, ghostP95: ghost?.p95, ghostMax: ghost?.max))
             }
         }
         return results

@@ -34,7 +34,8 @@ public struct LocationReport: Sendable, Hashable, Codable {
     public struct RoomResult: Sendable, Hashable, Codable {
         public var direction: Direction
         /// How rooms were decided: ``LocationReport/defaultRoomDecider`` (a ``RoomFilter``),
-        /// possibly with a variant after a comma, "room gateways", "room beacons" or
+        /// possibly with a variant after a comma, "room gateways", "room beacons", a peer's rule
+        /// (a label ending in "(peer)": ESPresense, Bermuda, room-assistant; tags only) or
         /// "fixes (METHOD)", with ", no hysteresis" when the room of every fix is taken as it comes.
         public var decider: String
         /// Share of whole seconds where the decided room equals the true room.
@@ -50,6 +51,11 @@ public struct LocationReport: Sendable, Hashable, Codable {
         public var latencyMax: Double?
         /// True changes never followed before the next one.
         public var missed: Int
+        /// Ghost presence: seconds from truly leaving a room until the decider stops naming it
+        /// (counted up to the subject's return), over every time a subject left a room.
+        public var ghostP50: Double? = nil
+        public var ghostP95: Double? = nil
+        public var ghostMax: Double? = nil
     }
 
     public struct Calibration: Sendable, Hashable, Codable {
@@ -111,14 +117,16 @@ public struct LocationReport: Sendable, Hashable, Codable {
     }
 
     private var roomLines: [String] {
-        var lines = ["Rooms (accuracy = % of seconds with the decided room equal to the true room; changes t/d = true / decided room changes; latency from a true room change to the decided one, s)"]
-        let widths = [10, 42, 10, 9, 14, 12, 7, 7, 7]
-        lines.append(row(["subjects", "decided by", "accuracy", "seconds", "changes t/d", "latency p50", "p95", "max", "missed"], widths: widths))
+        var lines = ["Rooms (accuracy = % of seconds with the decided room equal to the true room; changes t/d = true / decided room changes; latency from a true room change to the decided one, s; ghost = s a room is still named after truly leaving it)"]
+        let widths = [10, 42, 10, 9, 14, 12, 7, 7, 7, 10, 7, 7]
+        lines.append(row(["subjects", "decided by", "accuracy", "seconds", "changes t/d", "latency p50", "p95", "max", "missed", "ghost p50", "p95", "max"], widths: widths))
         for room in rooms {
             lines.append(row([room.direction.rawValue, room.decider, format(room.accuracy * 100, 1) + " %", "\(room.seconds)",
                               "\(room.trueChanges)/\(room.decidedChanges)",
                               room.latencyP50.map { format($0, 1) } ?? "-", room.latencyP95.map { format($0, 1) } ?? "-",
-                              room.latencyMax.map { format($0, 1) } ?? "-", "\(room.missed)"],
+                              room.latencyMax.map { format($0, 1) } ?? "-", "\(room.missed)",
+                              room.ghostP50.map { format($0, 1) } ?? "-", room.ghostP95.map { format($0, 1) } ?? "-",
+                              room.ghostMax.map { format($0, 1) } ?? "-"],
                              widths: widths))
         }
         return lines

@@ -32,6 +32,9 @@ struct RoomScore {
     var missed = 0
     /// Changes the decider announced after its first room (flapping shows as many more than the truth's).
     var decidedChanges = 0
+    /// Ghost presence: for each time the subject truly left a room, the seconds the decider
+    /// still named that room (until the subject came back, at most).
+    var ghosts: [Double] = []
 
     /// Compares at every whole second from 1 to `duration`, and measures each true change of
     /// room into a room (not out of every room) from the instant it happened until the decider
@@ -55,6 +58,22 @@ struct RoomScore {
             } else {
                 missed += 1
             }
+        }
+        addGhosts(truth: truth, decided: decided, duration: duration)
+    }
+
+    private mutating func addGhosts(truth: RoomTimeline, decided: RoomTimeline, duration: Double) {
+        let changes = truth.changes
+        for index in changes.indices.dropFirst() {
+            guard let left = changes[index - 1].room, changes[index].room != left else { continue }
+            let leftAt = changes[index].time
+            guard decided.room(at: leftAt) == left else {
+                ghosts.append(0)
+                continue
+            }
+            let back = changes[(index + 1)...].first { $0.room == left }?.time ?? duration
+            let gone = decided.changes.first { $0.time > leftAt && $0.room != left }?.time ?? duration
+            ghosts.append(max(0, min(gone, back) - leftAt))
         }
     }
 }

@@ -102,4 +102,20 @@ import Testing
         #expect(score.latencies.map { ($0 * 10).rounded() / 10 } == [1.8, 0.5])
         #expect(score.missed == 0 && score.decidedChanges == 2)
     }
+
+    /// Ghost presence: from truly leaving a room until the decider stops naming it, counted at
+    /// most until the subject comes back.
+    @Test func roomScoreMeasuresGhostPresence() {
+        var truth = RoomTimeline(), late = RoomTimeline(), stuck = RoomTimeline()
+        truth.set("west", at: 0); truth.set("east", at: 4.2); truth.set("west", at: 8.5)
+        late.set("west", at: 0.9); late.set("east", at: 6); late.set("west", at: 9)
+        stuck.set("west", at: 0.9)
+        var score = RoomScore()
+        score.add(truth: truth, decided: late, duration: 10)
+        #expect(score.ghosts.map { ($0 * 10).rounded() / 10 } == [1.8, 0.5])
+        // Never leaving west: a ghost for the whole stay in east; east was never named, so no ghost there.
+        var stuckScore = RoomScore()
+        stuckScore.add(truth: truth, decided: stuck, duration: 10)
+        #expect(stuckScore.ghosts.map { ($0 * 10).rounded() / 10 } == [4.3, 0])
+    }
 }

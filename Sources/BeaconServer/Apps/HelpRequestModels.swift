@@ -98,6 +98,19 @@ public struct NewHelpRequest: Sendable, Hashable, Codable {
         self.name = name
         self.minor = minor
     }
+
+    enum CodingKeys: String, CodingKey { case name, minor }
+
+    /// A minor outside 16 bits is refused naming `minor`, not as unreadable JSON.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        let number = try container.decode(Int.self, forKey: .minor)
+        guard let minor = UInt16(exactly: number) else {
+            throw RegistryError(.invalid, field: "minor", "expected a minor in 0…65535, found \(number)")
+        }
+        self.minor = minor
+    }
 }
 
 /// One change of a request, as the streams send it (`event: <kind>`, `data: HelpRequestChange`).

@@ -24,6 +24,7 @@ struct Proxima: AsyncParsableCommand {
             RouteCommand.self,
             FleetCommand.self,
             DeviceCommand.self,
+            HelpRequestCommand.self,
         ]
     )
 }

@@ -141,4 +141,27 @@ struct HelpRequestAccessTests {
             #expect(document.contains("\n    \(schema):\n"), "schema \(schema) is missing")
         }
     }
+
+    /// What the server sends has the schema's required keys when nothing optional is set, and
+    /// only documented keys when everything is.
+    @Test func helpRequestSchemaMatchesWhatIsSent() throws {
+        let document = ProximaServer.openAPIDocument
+        let beacon = HelpBeacon(uuid: UUID(), major: 999, minor: 1)
+        let distance = HelpDistance(distance: 1, proximity: "near", receiverID: "g", receiverName: "gw", time: 1)
+        let bare = HelpRequest(id: 1, siteID: 1, deviceID: "d", name: nil, beacon: beacon, state: .open, nearest: nil, createdAt: 1,
+                               acknowledgedAt: nil, helper: nil, reachedAt: nil, reachedBy: nil, doneAt: nil, cancelledAt: nil,
+                               helperDistance: nil, gatewayDistance: nil, room: nil, version: 0)
+        var full = bare
+        full.name = "Ann"; full.nearest = beacon; full.acknowledgedAt = 2; full.helper = HelpHelper(id: "token-1", name: "op", deviceID: "x")
+        full.reachedAt = 3; full.reachedBy = "ranging"; full.doneAt = 4; full.cancelledAt = 5; full.helperDistance = distance
+        full.gatewayDistance = distance; full.room = "Lobby"
+        func keys(_ value: some Encodable) throws -> Set<String> {
+            Set(try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? [String: Any]).keys)
+        }
+        let schema = try OpenAPIContractTests.Schema(named: "HelpRequest", in: document)
+        #expect(try keys(bare) == schema.required)
+        #expect(try keys(full) == schema.properties)
+        let change = try OpenAPIContractTests.Schema(named: "HelpRequestChange", in: document)
+        #expect(try keys(HelpRequestChange(id: 1, kind: "filed", time: 1, request: bare)) == change.required)
+    }
 }

@@ -45,7 +45,12 @@ struct HelpRequestEndToEndTests {
         let (server, base) = try await ProximaProcess.serve(database: "sqlite:\(directory)/proxima.sqlite", instance: "help-e2e",
                                                             extra: ["--sighting-max-age", "\(Date().timeIntervalSince1970 + 86_400)"])
         var processes = [server]
-        defer { for process in processes { process.stop() } }
+        defer {
+            // `proxima gateway --simulate --receiver-token` runs its simulation to the end whatever
+            // the signal; the test has what it needs by then.
+            for process in processes.dropFirst() where process.process.isRunning { kill(process.process.processIdentifier, SIGKILL) }
+            for process in processes { process.stop() }
+        }
         let admin = APIClient(base: base, token: ProximaProcess.adminToken)
         struct NewOrganisation: Encodable { var name: String; var proximityUUIDs: [UUID] }
         let organisation = try await admin.send("POST", "/v1/organisations", NewOrganisation(name: "Showroom Ltd", proximityUUIDs: [Self.uuid]), as: Organisation.self)

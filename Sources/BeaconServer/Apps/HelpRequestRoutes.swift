@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Prometheus
+import ServiceLifecycle
 
 /// Who is asking about a help request, once the token was checked.
 enum HelpCaller: Sendable {
@@ -181,7 +182,9 @@ extension ProximaServer {
         let body = ResponseBody { writer in
             var last = after
             var idleRounds = 0
-            while !Task.isCancelled {
+            // A following stream ends when the server shuts down (checked each poll), rather than
+            // holding the shutdown until its client's departure shows on a keep-alive write.
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 let changes = try await store.helpChanges(after: last, requestID: requestID, siteID: siteID)
                 if !changes.isEmpty {
                     var text = ""

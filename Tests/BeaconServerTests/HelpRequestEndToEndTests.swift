@@ -128,6 +128,9 @@ struct HelpRequestEndToEndTests {
 
         let metrics = try await admin.get("/v1/help-requests/metrics?site=\(site.id)", as: HelpRequestMetrics.self)
         #expect(metrics.sites.first?.done == 1 && metrics.sites.first?.successRate == 1)
+        print(helping.outputText.components(separatedBy: "\n").filter { !$0.hasPrefix("distance ") || distances.count < 8 }.joined(separator: "\n"))
+        print(helping.outputText.components(separatedBy: "\n").filter { $0.hasPrefix("distance ") }.enumerated()
+            .filter { $0.offset % 5 == 0 }.map(\.element).joined(separator: "\n"))
         print("help desk end to end: acknowledgement seen by the visitor \(String(format: "%.3f", lag)) s after it was stored; "
               + "\(distances.count) distance updates, first-quarter median \(String(format: "%.2f", first)) m, last-quarter median \(String(format: "%.2f", last)) m; "
               + "time to acknowledge \(String(format: "%.2f", acknowledgedAt - filed.createdAt)) s, to reach \(String(format: "%.2f", (finished.reachedAt ?? 0) - acknowledgedAt)) s")

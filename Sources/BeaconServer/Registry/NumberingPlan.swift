@@ -44,6 +44,6 @@ public struct NumberingPlan: Sendable, Hashable {
             return UInt16(major)
         }
         throw RegistryError(.exhausted, field: "major",
-            "all 65,534 majors (999 is kept for help requests) of proximity UUID \(uuid) are taken: register another proximity UUID for the organisation, or give sites of one building a shared major and split them by category")
+            "all 65,535 majors of proximity UUID \(uuid) are taken (999 is kept for help requests): register another proximity UUID for the organisation, or give sites of one building a shared major and split them by category")
     }
 }

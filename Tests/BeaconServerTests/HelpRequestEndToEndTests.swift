@@ -63,7 +63,7 @@ struct HelpRequestEndToEndTests {
             let registered = try await admin.send("POST", "/v1/gateways", NewGateway(name: name, siteID: site.id), as: RegisteredGateway.self)
             gatewayTokens.append("\(name)=\(registered.token)")
         }
-        let visitor = try await admin.send("POST", "/v1/devices", NewDevice(siteID: site.id, name: "Ann's phone", consent: DeviceConsent(events: true, positions: false)),
+        let visitor = try await admin.send("POST", "/v1/devices", NewDevice(siteID: site.id, name: "Ann's phone", consent: DeviceConsent(events: true, positions: true)),
                                            as: RegisteredDevice.self)
         let helper = try await admin.send("POST", "/v1/devices", NewDevice(siteID: site.id, name: "Bob (help desk)", consent: DeviceConsent(events: true, positions: true)),
                                           as: RegisteredDevice.self)

@@ -115,6 +115,27 @@ struct HelpRequestTests {
         }
     }
 
+    @Test func thePhonesNearestBeaconFollowsItsConsent() async throws {
+        try await AppsHarness.with { harness in
+            let start = AppsHarness.monday
+            let other = BeaconIdentity(uuid: harness.mordor.uuid, major: harness.mordor.major, minor: 1500)
+            // Sharing positions: the loudest fixed beacon of the latest batch, whether or not it entered.
+            let (_, sharing) = try await harness.register(name: "sharing", positions: true)
+            try await Self.post(harness, heard: harness.mordor, rssi: -80, at: start, token: sharing, sequence: 1)
+            try await Self.post(harness, heard: other, rssi: -50, at: start + 1, token: sharing, sequence: 2)
+            #expect(try await Self.file(harness, token: sharing, minor: 1).nearest?.identity == other)
+            // Events only: the beacon it entered last; no signal strength is kept for it.
+            let (eventsOnly, token) = try await harness.register(name: "events only")
+            try await Self.post(harness, heard: harness.mordor, rssi: -80, at: start + 2, token: token, sequence: 1)
+            let filed = try await Self.file(harness, token: token, minor: 2)
+            #expect(filed.nearest?.identity == harness.mordor)
+            let rssi = try await harness.store.database.read { db in
+                try await db.raw("SELECT rssi FROM help_device_nearest WHERE device_id = \(bind: eventsOnly.id)").first()?.double("rssi")
+            }
+            #expect(rssi == 0)
+        }
+    }
+
     @Test func distancesWhileRangingStreamOncePerSecondAndRetriedBatchesCountOnce() async throws {
         try await AppsHarness.with { harness in
             let people = try await Self.people(harness)

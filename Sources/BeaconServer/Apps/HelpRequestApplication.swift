@@ -34,14 +34,29 @@ public struct HelpRequestApplication: DeviceApplication {
         return sums.mapValues { ($0.total / Double($0.count), $0.power, $0.time) }
     }
 
+    /// The beacon a phone is nearest: with positions consent, the fixed beacon its batch heard
+    /// loudest; with events consent only, the beacon of its latest enter event (what it agreed
+    /// the server may keep), so no signal strengths are kept for it.
+    static func nearest(_ batch: DeviceBatch) -> (identity: BeaconIdentity, rssi: Double, time: Double)? {
+        if batch.device.consent.positions {
+            let fixed = strengths(batch.sightings).filter { $0.key.major != HelpRequestLimits.major }
+            return fixed.max(by: { ($0.value.rssi, $1.key) < ($1.value.rssi, $0.key) }).map { ($0.key, $0.value.rssi, $0.value.time) }
+        }
+        for event in batch.events.reversed() {
+            guard case .region(.didEnter(let region, let time)) = event.occurrence, let major = region.major, let minor = region.minor,
+                  major != HelpRequestLimits.major else { continue }
+            return (BeaconIdentity(uuid: region.uuid, major: major, minor: minor), 0, time)
+        }
+        return nil
+    }
+
     private func rememberNearest(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
-        let fixed = Self.strengths(batch.sightings).filter { $0.key.major != HelpRequestLimits.major }
-        guard let (identity, strength) = fixed.max(by: { ($0.value.rssi, $1.key) < ($1.value.rssi, $0.key) }) else { return }
+        guard let (identity, rssi, time) = Self.nearest(batch) else { return }
         let label = try await Store.resolve(identity, db: db)?.label
         try await db.raw("""
             INSERT INTO help_device_nearest (device_id, uuid, major, minor, label, rssi, time)
             VALUES (\(bind: batch.device.id), \(bind: identity.uuid.uuidString), \(bind: Int(identity.major)), \(bind: Int(identity.minor)),
-                    \(bind: label), \(bind: strength.rssi), \(bind: strength.time))
+                    \(bind: label), \(bind: rssi), \(bind: time))
             ON CONFLICT (device_id) DO UPDATE SET uuid = excluded.uuid, major = excluded.major, minor = excluded.minor,
               label = excluded.label, rssi = excluded.rssi, time = excluded.time
             """).run()

@@ -40,7 +40,11 @@ extension ProximaServer {
         }
         router.get("/v1/help-requests/events") { request, context in
             let site = try await self.helpListSite(request, context: context)
-            return try self.helpStream(request, requestID: nil, siteID: site)
+            // The queue's stream starts at its newest change unless asked to replay (`after`,
+            // `Last-Event-ID`), so opening it never reads the whole history.
+            let replays = Self.query(request, "after") != nil || request.headers.contains { $0.name.canonicalName == "last-event-id" }
+            let start = replays ? try Self.startingID(request) : try await self.store.latestHelpChange()
+            return try self.helpStream(request, after: start, requestID: nil, siteID: site)
         }
         router.get("/v1/help-requests/metrics") { [store] request, context in
             try context.require(.read)
@@ -54,7 +58,7 @@ extension ProximaServer {
         router.get("/v1/help-requests/:id/events") { request, context in
             let id = try Self.intParameter(context, "id")
             _ = try await self.helpCaller(for: id, context: context, permission: .read)
-            return try self.helpStream(request, requestID: id, siteID: nil)
+            return try self.helpStream(request, after: try Self.startingID(request), requestID: id, siteID: nil)
         }
         router.post("/v1/help-requests/:id/acknowledge") { [store] _, context in
             let id = try Self.intParameter(context, "id")
@@ -172,10 +176,9 @@ extension ProximaServer {
     // MARK: Streams
 
     /// `text/event-stream` of changes (`id:` the change id, `event:` its kind, `data:` the
-    /// change with the request as it became), from `?after=` or `Last-Event-ID`; it follows
-    /// until the client goes, or with `?follow=false` ends once caught up.
-    func helpStream(_ request: Request, requestID: Int?, siteID: Int?) throws -> Response {
-        let after = try Self.startingID(request)
+    /// change with the request as it became) after the change `after`; it follows until the
+    /// client goes, or with `?follow=false` ends once caught up.
+    func helpStream(_ request: Request, after: Int, requestID: Int?, siteID: Int?) throws -> Response {
         let follow = Self.query(request, "follow") != "false"
         let store = self.store
         let pollInterval = configuration.eventPollInterval

@@ -18,6 +18,7 @@ enum HelpRequestMigrations {
               helper_distance TEXT, distance_changed_at DOUBLE PRECISION, version BIGINT NOT NULL)
             """,
             "CREATE INDEX help_requests_site ON help_requests (site_id, state, id)",
+            "CREATE INDEX help_requests_site_id ON help_requests (site_id, id)",
             "CREATE INDEX help_requests_device ON help_requests (device_id, state)",
             "CREATE INDEX help_requests_helper ON help_requests (helper_device_id, state)",
             // Two live requests of a site never advertise the same minor.
@@ -37,6 +38,7 @@ enum HelpRequestMigrations {
             CREATE TABLE help_helpers (device_id TEXT PRIMARY KEY REFERENCES devices(id) ON DELETE CASCADE,
               site_id BIGINT NOT NULL, created_at DOUBLE PRECISION NOT NULL)
             """,
+            "CREATE INDEX help_helpers_site ON help_helpers (site_id)",
             """
             CREATE TABLE help_metrics (site_id BIGINT NOT NULL REFERENCES sites(id) ON DELETE CASCADE, helper_id TEXT NOT NULL,
               helper_name TEXT, helper_device_id TEXT, filed BIGINT NOT NULL, acknowledged BIGINT NOT NULL,
@@ -198,6 +200,13 @@ extension Store {
                 requests[index].gatewayDistance = try await Self.nearestGateway(ranging: requests[index].beacon.identity, db: db)
             }
             return requests
+        }
+    }
+
+    /// The newest change's id (0 before any): where a stream of new changes starts.
+    public func latestHelpChange() async throws -> Int {
+        try await database.read { db in
+            try await db.raw("SELECT MAX(id) AS latest FROM help_request_changes").first()?.optionalInt("latest") ?? 0
         }
     }
 

@@ -21,10 +21,12 @@ struct HelpRequestCommand: AsyncParsableCommand {
     @Option(help: "The visitor's name, shown to the helpers.")
     var name: String?
 
-    @Option(help: "Acknowledge help request ID as a helper and print the distance to the visitor each second until immediate, then mark it done.")
+    @Option(help: ArgumentHelp("Acknowledge help request ID as a helper and print the distance to the visitor each second until immediate, then mark it done (with a staff token there is no phone ranging the visitor: it waits for the request to be marked).",
+                               valueName: "ID"))
     var helper: Int?
 
-    @Option(help: "Advertise on the simulator: write the help beacon to this transmitter file (a scenario's `advertisers` entry names it) instead of a controller.")
+    @Option(help: ArgumentHelp("Advertise on the simulator: write the help beacon to this transmitter file (a scenario's `advertisers` entry names it) instead of a controller.",
+                               valueName: "FILE"))
     var simulatedTransmitter: String?
 
     @Option(parsing: .unconditional, help: "Measured power the help beacon advertises: RSSI at 1 m in dBm.")

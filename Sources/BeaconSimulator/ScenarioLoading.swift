@@ -8,14 +8,16 @@ extension Scenario {
         do { data = try Data(contentsOf: url) } catch {
             throw ScenarioError(path: "", expected: "a readable scenario file at \(url.path)", found: "\(error.localizedDescription)")
         }
-        return try decode(data)
+        var scenario = try decode(data)
+        try scenario.applyAdvertisers(try JSONCursor.parse(data).child("advertisers"), directory: url.deletingLastPathComponent())
+        return scenario
     }
 
     /// Parses and validates a scenario document (schema in docs/scenarios.md).
     public static func decode(_ data: Data) throws(ScenarioError) -> Scenario {
         let root = try JSONCursor.parse(data).object(allowing: [
             "name", "seed", "duration", "uuid", "venue", "channel", "beacons", "receivers", "regions", "description",
-            "rooms", "doors", "faults", "queue",
+            "rooms", "doors", "faults", "queue", "advertisers",
         ])
         let name = try root.string("name") ?? "scenario"
         let seed = UInt64(try root.child("seed")?.integer(in: 0...(1 << 53)) ?? 1)
@@ -96,6 +98,7 @@ extension Scenario {
         scenario.doors = doors
         if let faults = root.child("faults") { try applyFaults(faults, to: &scenario, defaultUUID: defaultUUID) }
         if let queue = root.child("queue") { try applyQueue(queue, to: &scenario) }
+        _ = try advertisers(root.child("advertisers"), beacons: scenario.beacons)
         return scenario
     }
 

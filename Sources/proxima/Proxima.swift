@@ -27,6 +27,7 @@ struct Proxima: AsyncParsableCommand {
             MessagesCommand.self,
             QueueCommand.self,
             CheckinCommand.self,
+            HelpRequestCommand.self,
         ]
     )
 }

@@ -110,5 +110,6 @@ enum Migrations {
         FleetMigrations.alerts,
         AppMigrations.devicesAndMessages,
         QueueMigrations.checkinsAndQueues,
+        HelpRequestMigrations.helpRequests,
     ]
 }

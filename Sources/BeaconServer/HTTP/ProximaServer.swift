@@ -71,6 +71,7 @@ public final class ProximaServer: Sendable {
         }
         router.get("/metrics") { [metrics, ingestion] _, _ in
             if let fleet = ingestion.fleet { metrics.record(fleet.stateCounts()) }
+            try await self.recordHelpRequestMetrics()
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition() + (await self.queueMetricsText()))))
         }
@@ -83,6 +84,7 @@ public final class ProximaServer: Sendable {
         addDeviceRoutes(to: router)
         addMessageRoutes(to: router)
         addQueueRoutes(to: router)
+        addHelpRequestRoutes(to: router)
         return router
     }
 

@@ -9,6 +9,9 @@ public struct NumberingPlan: Sendable, Hashable {
     public static let majors: ClosedRange<Int> = 1...65535
     /// 65 is the last category with any room: 65001…65535.
     public static let categories: ClosedRange<Int> = 0...65
+    /// The major a visitor's phone advertises when it asks for help (the Nerdery write-up's
+    /// 999, with a random minor): never a site's, so no fixed beacon answers to it.
+    public static let helpRequestMajor: UInt16 = 999
 
     public init() {}
 
@@ -37,10 +40,10 @@ public struct NumberingPlan: Sendable, Hashable {
 
     /// The lowest free major under a proximity UUID, or a clear refusal when all are taken.
     public func nextMajor(used: Set<UInt16>, uuid: String) throws(RegistryError) -> UInt16 {
-        for major in Self.majors where !used.contains(UInt16(major)) {
+        for major in Self.majors where !used.contains(UInt16(major)) && UInt16(major) != Self.helpRequestMajor {
             return UInt16(major)
         }
         throw RegistryError(.exhausted, field: "major",
-            "all 65,535 majors of proximity UUID \(uuid) are taken: register another proximity UUID for the organisation, or give sites of one building a shared major and split them by category")
+            "all 65,535 majors of proximity UUID \(uuid) are taken (999 is kept for help requests): register another proximity UUID for the organisation, or give sites of one building a shared major and split them by category")
     }
 }

@@ -113,6 +113,9 @@ public struct Store: Sendable {
             guard NumberingPlan.majors.contains(Int(requested)) else {
                 throw RegistryError(.invalid, field: "major", "expected a major in 1…65535, found \(requested)")
             }
+            guard requested != NumberingPlan.helpRequestMajor else {
+                throw RegistryError(.invalid, field: "major", "major \(requested) is kept for help requests (phones asking for help advertise it); choose another")
+            }
             guard !usedMajors.contains(requested) else {
                 throw RegistryError(.conflict, field: "major", "major \(requested) of \(uuid.uuidString) already names another site")
             }

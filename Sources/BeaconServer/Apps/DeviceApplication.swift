@@ -26,7 +26,9 @@ public struct DeviceBatch: Sendable {
 extension DeviceIngestion {
     /// The applications every server runs, in the order they are called.
     public static func standardApplications() -> [any DeviceApplication] {
-        []
+        [
+            HuntApplication(),
+        ]
     }
 
     func runApplications(_ batch: DeviceBatch, db: any SQLDatabase) async throws {

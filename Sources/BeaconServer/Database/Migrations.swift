@@ -109,5 +109,6 @@ enum Migrations {
         PositionMigrations.siteMaps,
         FleetMigrations.alerts,
         AppMigrations.devicesAndMessages,
+        HuntMigrations.huntsAndOffers,
     ]
 }

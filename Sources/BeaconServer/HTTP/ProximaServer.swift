@@ -82,6 +82,7 @@ public final class ProximaServer: Sendable {
         addFleetRoutes(to: router)
         addDeviceRoutes(to: router)
         addMessageRoutes(to: router)
+        addHuntRoutes(to: router)
         return router
     }
 

@@ -28,6 +28,7 @@ extension DeviceIngestion {
     public static func standardApplications() -> [any DeviceApplication] {
         [
             HuntApplication(),
+            OfferApplication(),
         ]
     }
 

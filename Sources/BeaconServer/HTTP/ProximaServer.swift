@@ -83,6 +83,7 @@ public final class ProximaServer: Sendable {
         addDeviceRoutes(to: router)
         addMessageRoutes(to: router)
         addHuntRoutes(to: router)
+        addOfferRoutes(to: router)
         return router
     }
 

@@ -24,6 +24,8 @@ struct Proxima: AsyncParsableCommand {
             RouteCommand.self,
             FleetCommand.self,
             DeviceCommand.self,
+            HuntCommand.self,
+            OffersCommand.self,
         ]
     )
 }

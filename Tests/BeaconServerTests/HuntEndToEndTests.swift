@@ -49,7 +49,7 @@ struct HuntEndToEndTests {
         }
 
         let receiverTokens = tokens.sorted { $0.key < $1.key }.flatMap { ["--receiver-token", "\($0.key)=\($0.value.token)"] }
-        let proxy = AnswerLosingProxy(target: base, loseEvery: 5)
+        let proxy = AnswerLosingProxy(target: base, loseEvery: 8)
         try await proxy.run { proxyBase in
             let gateway = try ProximaProcess(["gateway", "--server", proxyBase.absoluteString, "--simulate", scenarioPath, "--speed", "0", "--batch", "500"]
                                              + receiverTokens)
@@ -87,6 +87,14 @@ struct HuntEndToEndTests {
         #expect(Set(board.leaders.compactMap(\.name)) == Set(Self.honest), "\(board.leaders)")
         #expect(board.leaders.map(\.duration) == board.leaders.map(\.duration).sorted())
         #expect(board.counts == ["finished": 4, "collecting": 1, "expired": 1, "refused": 1])
+
+        // The same through `proxima hunt`.
+        let runsCommand = try ProximaProcess(["hunt", "runs", "--server", base.absoluteString, "--token", ProximaProcess.adminToken, "--hunt", "\(hunt.id)", "--status", "refused"])
+        #expect(try await runsCommand.waitForExit(timeout: .seconds(30)) == 0)
+        #expect(runsCommand.outputText.contains("spoofer: refused, 1 stamps (1); \(reason)"), "\(runsCommand.outputText)")
+        let boardCommand = try ProximaProcess(["hunt", "leaderboard", "--server", base.absoluteString, "--token", ProximaProcess.adminToken, "--hunt", "\(hunt.id)"])
+        #expect(try await boardCommand.waitForExit(timeout: .seconds(30)) == 0)
+        #expect(boardCommand.outputText.hasPrefix("1. \(board.leaders[0].name ?? "")"), "\(boardCommand.outputText)")
 
         // Each phone reads its own run only.
         let phone = APIClient(base: base, token: try #require(tokens["visitor-a"]).token)

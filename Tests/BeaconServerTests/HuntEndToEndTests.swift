@@ -42,9 +42,18 @@ struct HuntEndToEndTests {
         let hunt = try await admin.send("POST", "/v1/hunts", NewHunt(siteID: site.id, name: "Show floor stamps", stampZoneIDs: zones.map(\.id),
                                                                     timeLimit: 900, reward: "A T-shirt at the info desk"), as: Hunt.self)
 
+        // Every stamp has an offer; a site limit of 3 offers per device per 10 minutes.
+        for zone in zones {
+            _ = try await admin.send("POST", "/v1/offers", NewOffer(zoneID: zone.id, title: "\(zone.label) deal", body: "Show this at \(zone.label)"), as: Offer.self)
+        }
+        _ = try await admin.send("PUT", "/v1/offer-settings/\(site.id)", OfferSettings(perWindow: 3, window: 600, reach: 5, maxChoices: 3, freshness: 10),
+                                 as: SiteOfferSettings.self)
+
+        // visitor-a shares positions too, so it is made offers; the others share events only.
         var tokens: [String: RegisteredDevice] = [:]
         for receiver in scenario.receivers {
-            tokens[receiver.name] = try await admin.send("POST", "/v1/devices", NewDevice(siteID: site.id, name: receiver.name, consent: DeviceConsent(events: true, positions: false)),
+            let consent = DeviceConsent(events: true, positions: receiver.name == "visitor-a")
+            tokens[receiver.name] = try await admin.send("POST", "/v1/devices", NewDevice(siteID: site.id, name: receiver.name, consent: consent),
                                                          as: RegisteredDevice.self)
         }
 
@@ -87,6 +96,19 @@ struct HuntEndToEndTests {
         #expect(Set(board.leaders.compactMap(\.name)) == Set(Self.honest), "\(board.leaders)")
         #expect(board.leaders.map(\.duration) == board.leaders.map(\.duration).sorted())
         #expect(board.counts == ["finished": 4, "collecting": 1, "expired": 1, "refused": 1])
+
+        // visitor-a stood at nine stamps within 10 minutes: three offers, the rest held back and
+        // counted; each offer a choice of the stamps within 5 m (the stamps are 20 m or more apart).
+        let visitorA = try #require(tokens["visitor-a"])
+        let offers = try await APIClient(base: base, token: visitorA.token).get("/v1/devices/\(visitorA.device.id)/offers", as: DeviceOffers.self)
+        #expect(offers.delivered == 3 && offers.deliveries.count == 3, "\(offers)")
+        #expect(offers.refused >= 6, "at least the six other stamps were held back: \(offers.refused)")
+        #expect(offers.deliveries.allSatisfy { $0.choices.count == 1 && $0.choices[0].accuracy <= 5 })
+        for name in Self.honest.dropFirst() {
+            let other = try #require(tokens[name])
+            #expect(try await admin.get("/v1/devices/\(other.device.id)/offers", as: DeviceOffers.self).delivered == 0, "\(name) shares events only")
+        }
+        print("treasure hunt offers to visitor-a: delivered \(offers.delivered), refused \(offers.refused); choices \(offers.deliveries.map { $0.choices.map(\.label) })")
 
         // The same through `proxima hunt`.
         let runsCommand = try ProximaProcess(["hunt", "runs", "--server", base.absoluteString, "--token", ProximaProcess.adminToken, "--hunt", "\(hunt.id)", "--status", "refused"])

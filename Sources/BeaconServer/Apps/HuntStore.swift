@@ -68,7 +68,8 @@ extension Store {
                 _ = try await Self.site(id: siteID, db: db)
                 query += " WHERE site_id = \(bind: siteID)"
             }
-            query += " ORDER BY id"
+            // 50 per site; across every site, the first thousand.
+            query += " ORDER BY id LIMIT 1000"
             var hunts: [Hunt] = []
             for row in try await db.raw(query).all() {
                 if let hunt = try await Self.hunt(id: try row.int("id"), db: db) { hunts.append(hunt) }

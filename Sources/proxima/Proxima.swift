@@ -28,6 +28,8 @@ struct Proxima: AsyncParsableCommand {
             QueueCommand.self,
             CheckinCommand.self,
             HelpRequestCommand.self,
+            HuntCommand.self,
+            OffersCommand.self,
         ]
     )
 }

@@ -29,6 +29,8 @@ extension DeviceIngestion {
         [
             CheckinApplication(), QueueApplication(),
             HelpRequestApplication(),
+            HuntApplication(),
+            OfferApplication(),
         ]
     }
 

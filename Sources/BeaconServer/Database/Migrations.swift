@@ -111,5 +111,6 @@ enum Migrations {
         AppMigrations.devicesAndMessages,
         QueueMigrations.checkinsAndQueues,
         HelpRequestMigrations.helpRequests,
+        HuntMigrations.huntsAndOffers,
     ]
 }

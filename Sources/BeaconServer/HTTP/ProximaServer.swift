@@ -85,6 +85,8 @@ public final class ProximaServer: Sendable {
         addMessageRoutes(to: router)
         addQueueRoutes(to: router)
         addHelpRequestRoutes(to: router)
+        addHuntRoutes(to: router)
+        addOfferRoutes(to: router)
         return router
     }
 

@@ -15,6 +15,8 @@ public final class ProximaServer: Sendable {
     public let metrics: ServerMetrics
     public let ingestion: IngestService
     public let signal = EventSignal()
+    /// One-time dashboard sign-in codes (docs/dashboard.md).
+    public let signInCodes = SignInCodes()
     let limiter: RateLimiter
     let tokenCache = TokenCache()
     let webhooks: WebhookDispatcher
@@ -82,6 +84,7 @@ public final class ProximaServer: Sendable {
         addFleetRoutes(to: router)
         addDeviceRoutes(to: router)
         addMessageRoutes(to: router)
+        addDashboardRoutes(to: router)
         return router
     }
 

@@ -95,7 +95,7 @@ final class BrowserSession: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         guard ready else {
-            driver.terminate()
+            kill(driver.processIdentifier, SIGKILL)
             throw Failure(description: "chromedriver did not answer on port \(port)")
         }
         let profile = NSTemporaryDirectory() + "proxima-chromium-\(UUID().uuidString)"
@@ -110,11 +110,11 @@ final class BrowserSession: @unchecked Sendable {
         do {
             answer = try await raw("POST", driverURL + "/session", body: capabilities)
         } catch {
-            driver.terminate()
+            kill(driver.processIdentifier, SIGKILL)
             throw error
         }
         guard let sessionID = answer["value"]?["sessionId"]?.string else {
-            driver.terminate()
+            kill(driver.processIdentifier, SIGKILL)
             throw Failure(description: "chromium did not start: \(answer)")
         }
         return BrowserSession(driver: driver, driverURL: driverURL, sessionID: sessionID, profile: profile)
@@ -129,7 +129,10 @@ final class BrowserSession: @unchecked Sendable {
 
     func close() async {
         _ = try? await Self.raw("DELETE", "\(driverURL)/session/\(sessionID)", body: nil)
-        driver.terminate()
+        // chromedriver leaves on its /shutdown command; it does not act on SIGTERM.
+        _ = try? await Self.raw("GET", "\(driverURL)/shutdown", body: nil)
+        for _ in 0..<50 where driver.isRunning { try? await Task.sleep(for: .milliseconds(100)) }
+        if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
         driver.waitUntilExit()
         try? FileManager.default.removeItem(atPath: profile)
     }

@@ -64,7 +64,8 @@ function render(container) {
     for (const room of map?.rooms ?? []) {
       const points = room.polygon.map((point) => `${point.x},${point.y}`).join(' ');
       const cx = room.polygon.reduce((sum, point) => sum + point.x, 0) / room.polygon.length;
-      const cy = room.polygon.reduce((sum, point) => sum + point.y, 0) / room.polygon.length;
+      // The name sits near the room's top edge, clear of the beacons and gateways usually placed mid-room.
+      const cy = Math.min(...room.polygon.map((point) => point.y)) + unit * 2;
       plan.append(svg('polygon', { points, class: 'room', 'data-room': room.name }, svg('title', { text: room.name })),
         svg('text', { x: cx, y: cy, class: 'room-name', 'font-size': unit * 1.4, text: room.name }));
     }

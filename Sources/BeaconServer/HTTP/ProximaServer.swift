@@ -15,6 +15,8 @@ public final class ProximaServer: Sendable {
     public let metrics: ServerMetrics
     public let ingestion: IngestService
     public let signal = EventSignal()
+    /// One-time dashboard sign-in codes (docs/dashboard.md).
+    public let signInCodes = SignInCodes()
     let limiter: RateLimiter
     let tokenCache = TokenCache()
     let webhooks: WebhookDispatcher
@@ -87,6 +89,7 @@ public final class ProximaServer: Sendable {
         addHelpRequestRoutes(to: router)
         addHuntRoutes(to: router)
         addOfferRoutes(to: router)
+        addDashboardRoutes(to: router)
         return router
     }
 

@@ -74,7 +74,9 @@ public enum ServeRunner {
                 announce("admin token (shown once, store it now): \(token.token)")
             }
             var services: [any Service] = [FleetCheckService(server: server, logger: logger)]
+            var demoSignInCode: String?
             if options.demo {
+                demoSignInCode = await server.signInCodes.issue(for: try await store.issueToken(name: "demo dashboard", role: .operator).token)
                 let (identities, gatewayID) = try await RetailDemo.seed(store)
                 services.append(DemoGatewayService(server: server, scenario: RetailDemo.scenario(identities: identities),
                                                    gatewayID: gatewayID, logger: logger))
@@ -86,8 +88,12 @@ public enum ServeRunner {
             let port = options.port
             let database = options.database
             let announce = self.announce
+            let dashboardCode = demoSignInCode
             let app = server.makeApplication(host: host, port: port, services: services) { channel in
                 announce("listening on http://\(host):\(channel.localAddress?.port ?? port) (database \(database))")
+                if let dashboardCode {
+                    announce("dashboard: http://\(host):\(channel.localAddress?.port ?? port)/#sign-in=\(dashboardCode) (one-time sign-in link, valid 10 minutes)")
+                }
             }
             try await app.run()
         }

@@ -1,0 +1,15 @@
+// Every page of the dashboard, in navigation order. A feature adds its page module here.
+// Each page: {id, title, needsOperator?, render(container, {session}) → stop function or null}.
+import venue from './venue.js';
+import events from './events.js';
+import fleet from './fleet.js';
+import registry from './registry.js';
+import messages from './messages.js';
+import devices from './devices.js';
+
+export const pageGroups = [
+  { id: 'operations', title: 'Operations', pages: [venue, events, fleet, registry] },
+  // Applications built on the visitors' phones. Help requests and queues join this list with
+  // their server features; until then they have no page rather than an empty one.
+  { id: 'applications', title: 'Applications', pages: [messages, devices] },
+];

@@ -1,0 +1,328 @@
+import AsyncHTTPClient
+@testable import BeaconServer
+import Foundation
+import NIOCore
+import Testing
+
+/// Issue 14's must-shows in a real browser: headless Chromium (through chromedriver) against a
+/// real `proxima serve` fed by a real `proxima gateway --simulate` posting three receivers (two
+/// fixed gateways and a walking phone) at 30 times real speed. One browser for the whole suite.
+@Suite("Dashboard in a browser", .serialized, .enabled(if: BrowserSession.shouldRun, "needs chromium and chromedriver; always runs on CI"))
+struct DashboardBrowserTests {
+    static let uuid = "F7826DA6-4FA2-4E98-8024-BC5B71E0893E"
+    static let hostileLabel = "<img src=x onerror=alert(1)>"
+    static let speed = 30.0
+    /// When b4's battery dies, in simulated seconds: after the fleet checks have learnt its
+    /// coverage (10 minutes), and late enough for the earlier checks to run first.
+    static let deathTime = 1500.0
+
+    static let scenarioJSON = """
+    {
+      "name": "dashboard hall", "seed": 5, "duration": 2700, "uuid": "\(uuid)",
+      "venue": {"width": 60, "height": 20, "walls": [
+        {"from": {"x": 30, "y": 0}, "to": {"x": 30, "y": 8}, "attenuation": 3},
+        {"from": {"x": 30, "y": 12}, "to": {"x": 30, "y": 20}, "attenuation": 3}]},
+      "channel": {"sensitivity": -85, "presenceThreshold": -85, "shadowing": {"sigma": 1}, "fading": {"model": "none"}},
+      "beacons": [
+        {"name": "b1", "major": 1, "minor": 1001, "position": {"x": 5, "y": 10}, "interval": 0.5},
+        {"name": "b2", "major": 1, "minor": 1002, "position": {"x": 20, "y": 10}, "interval": 0.5},
+        {"name": "b3", "major": 1, "minor": 1003, "position": {"x": 40, "y": 10}, "interval": 0.5},
+        {"name": "b4", "major": 1, "minor": 1004, "position": {"x": 55, "y": 10}, "interval": 0.5}
+      ],
+      "receivers": [
+        {"name": "gw-west", "position": {"x": 12, "y": 10, "z": 2.5}},
+        {"name": "gw-east", "position": {"x": 48, "y": 10, "z": 2.5}},
+        {"name": "walker", "body": false, "path": {"speed": 1.5, "loop": true,
+          "waypoints": [{"x": 3, "y": 10, "pause": 20}, {"x": 57, "y": 10, "pause": 20}]}}
+      ],
+      "faults": [{"kind": "batteryDeath", "beacon": "b4", "start": 0, "death": \(deathTime)}]
+    }
+    """
+
+    static let mapJSON = """
+    {
+      "name": "dashboard hall", "uuid": "\(uuid)",
+      "venue": {"width": 60, "height": 20, "walls": [
+        {"from": {"x": 30, "y": 0}, "to": {"x": 30, "y": 8}, "attenuation": 3},
+        {"from": {"x": 30, "y": 12}, "to": {"x": 30, "y": 20}, "attenuation": 3}]},
+      "rooms": [
+        {"name": "west hall", "polygon": [{"x": 0, "y": 0}, {"x": 30, "y": 0}, {"x": 30, "y": 20}, {"x": 0, "y": 20}]},
+        {"name": "east hall", "polygon": [{"x": 30, "y": 0}, {"x": 60, "y": 0}, {"x": 60, "y": 20}, {"x": 30, "y": 20}]}
+      ],
+      "doors": [{"name": "middle", "position": {"x": 30, "y": 10}}],
+      "beacons": [
+        {"name": "b1", "major": 1, "minor": 1001, "position": {"x": 5, "y": 10}, "measuredPower": -59},
+        {"name": "b2", "major": 1, "minor": 1002, "position": {"x": 20, "y": 10}, "measuredPower": -59},
+        {"name": "b3", "major": 1, "minor": 1003, "position": {"x": 40, "y": 10}, "measuredPower": -59},
+        {"name": "b4", "major": 1, "minor": 1004, "position": {"x": 55, "y": 10}, "measuredPower": -59}
+      ],
+      "receivers": [{"name": "gw-west", "position": {"x": 12, "y": 10}}, {"name": "gw-east", "position": {"x": 48, "y": 10}}]
+    }
+    """
+
+    struct Registered: Decodable { var token: String; var gateway: Gateway }
+    struct Issued: Decodable { var token: String }
+    struct Cursor: Decodable { var lastID: Int }
+    struct Configured: Decodable { var beaconID: Int; var label: String }
+
+    /// What the suite measured, printed at the end (docs/dashboard.md quotes it).
+    struct Figures {
+        var firstLoadBytes = 0
+        var staticBytes = 0
+        var requests = 0
+        var latencies: [Double] = []
+    }
+
+    @Test func dashboardMustShows() async throws {
+        let directory = NSTemporaryDirectory() + "proxima-dashboard-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let shots = ProcessInfo.processInfo.environment["PROXIMA_SCREENSHOTS"] ?? (NSTemporaryDirectory() + "proxima-dashboard-screenshots-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
+        let scenarioPath = directory + "/hall.json"
+        try Self.scenarioJSON.write(toFile: scenarioPath, atomically: true, encoding: .utf8)
+        let databasePath = "\(directory)/proxima.sqlite"
+
+        let (server, base) = try await ProximaProcess.serve(database: "sqlite:\(databasePath)", instance: "dashboard",
+                                                            extra: ["--sighting-max-age", "\(Date().timeIntervalSince1970 + 86_400)"])
+        defer { server.stop() }
+        let admin = APIClient(base: base, token: ProximaProcess.adminToken)
+        let seeded = try await Self.seed(admin)
+
+        let browser = try await BrowserSession.start()
+        var gateway: ProximaProcess?
+        do {
+            gateway = try ProximaProcess(["gateway", "--server", base.absoluteString, "--simulate", scenarioPath, "--speed", "\(Self.speed)",
+                                          "--slice", "2"] + seeded.receiverTokens.flatMap { ["--receiver-token", "\($0.key)=\($0.value)"] })
+            var figures = Figures()
+            try await Self.mustShows(browser: browser, base: base, admin: admin, seeded: seeded, databasePath: databasePath,
+                                     shots: shots, figures: &figures)
+            try await Self.demoSignInLink(browser: browser, directory: directory)
+            print("dashboard screenshots in \(shots)")
+            print("dashboard first load: \(figures.firstLoadBytes) bytes transferred in \(figures.requests) requests (static files \(figures.staticBytes) bytes)")
+            print("dashboard event latency (stored → shown), s: \(figures.latencies.map { String(format: "%.3f", $0) }.joined(separator: ", "))")
+        } catch {
+            Issue.record(error)
+        }
+        gateway?.stop()
+        await browser.close()
+    }
+
+    struct Seeded {
+        var receiverTokens: [String: String]
+        var walkerID: String
+        var operatorToken: String
+        var readerToken: String
+        var beaconCount: Int
+    }
+
+    static func seed(_ admin: APIClient) async throws -> Seeded {
+        func post(_ path: String, _ json: String, method: String = "POST") async throws -> Data {
+            try await admin.data(method, path, body: Data(json.utf8))
+        }
+        struct Organisation: Decodable { var id: UUID }
+        struct Site: Decodable { var id: Int }
+        let organisation = try JSONDecoder().decode(Organisation.self, from: try await post("/v1/organisations", #"{"name":"Dashboard Hall Ltd","proximityUUIDs":["\#(uuid)"]}"#))
+        _ = try await post("/v1/categories/1", #"{"name":"Spot"}"#, method: "PUT")
+        let site = try JSONDecoder().decode(Site.self, from: try await post("/v1/sites",
+            #"{"organisationID":"\#(organisation.id.uuidString)","name":"Exhibition Hall","address":"2 Quay","planWidth":60,"planHeight":20,"major":1}"#))
+        let labels = ["West Door", "Counter", hostileLabel, "East Door"]
+        let xs = [5, 20, 40, 55]
+        let plan = zip(labels, xs).map { label, x in
+            #"{"category":1,"label":\#(String(decoding: try! JSONEncoder().encode(label), as: UTF8.self)),"x":\#(x),"y":10}"#
+        }.joined(separator: ",")
+        let configured = try JSONDecoder().decode([Configured].self, from: try await post("/v1/sites/\(site.id)/plan", "[\(plan)]"))
+        for beacon in configured {
+            _ = try await post("/v1/beacons/\(beacon.beaconID)", #"{"state":"deployed","installedOn":"2026-01-01"}"#, method: "PATCH")
+        }
+        _ = try await post("/v1/sites/\(site.id)/map", mapJSON, method: "PUT")
+        var tokens: [String: String] = [:]
+        var walkerID = ""
+        for name in ["gw-west", "gw-east", "walker"] {
+            let registered = try JSONDecoder().decode(Registered.self, from: try await post("/v1/gateways", #"{"name":"\#(name)","siteID":\#(site.id)}"#))
+            tokens[name] = registered.token
+            if name == "walker" { walkerID = registered.gateway.id }
+        }
+        let operatorToken = try JSONDecoder().decode(Issued.self, from: try await post("/v1/tokens", #"{"name":"floor manager","role":"operator"}"#)).token
+        let readerToken = try JSONDecoder().decode(Issued.self, from: try await post("/v1/tokens", #"{"name":"visitor desk","role":"read-only"}"#)).token
+        return Seeded(receiverTokens: tokens, walkerID: walkerID, operatorToken: operatorToken, readerToken: readerToken, beaconCount: configured.count)
+    }
+
+    static func signIn(_ browser: BrowserSession, token: String) async throws {
+        try await browser.waitFor("the sign-in form", "return !document.getElementById('sign-in').hidden")
+        try await browser.type(token, into: "#token")
+        try await browser.click("#sign-in-form button[type=submit]")
+        try await browser.waitFor("the signed-in navigation", "return !document.getElementById('nav').hidden && document.querySelector('#nav a') !== null")
+    }
+
+    static func show(_ browser: BrowserSession, page: String) async throws {
+        try await browser.run("location.hash = '#/' + arguments[0]", [.string(page)])
+        try await browser.waitFor("page \(page)", "return document.querySelector('.page-body[data-page=\"' + arguments[0] + '\"]') !== null".replacingOccurrences(of: "arguments[0]", with: "'\(page)'"))
+    }
+
+    static func mustShows(browser: BrowserSession, base: URL, admin: APIClient, seeded: Seeded, databasePath: String,
+                          shots: String, figures: inout Figures) async throws {
+        let origin = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        try await browser.open(origin + "/")
+        try await signIn(browser, token: seeded.operatorToken)
+
+        // The venue page draws every beacon of the site, its rooms and its fixed gateways.
+        let drawn = try await browser.waitFor("the beacons on the plan",
+            "const n = document.querySelectorAll('svg.floor [data-beacon]').length; return n > 0 ? n : null")
+        #expect(drawn.number == Double(seeded.beaconCount), "the plan shows \(drawn) beacons of \(seeded.beaconCount)")
+        #expect(try await browser.run("return document.querySelectorAll('svg.floor [data-room]').length").number == 2)
+        #expect(try await browser.run("return document.querySelectorAll('svg.floor [data-gateway]').length").number == 2)
+
+        // First load: every request went to the server, and together they weigh under 300 KB.
+        let entries = try await browser.run("""
+            return performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+              .map(e => ({name: e.name, size: e.transferSize, type: e.initiatorType}));
+            """).array ?? []
+        figures.requests = entries.count
+        figures.firstLoadBytes = entries.compactMap { $0["size"]?.number }.reduce(0) { $0 + Int($1) }
+        figures.staticBytes = entries.filter { ($0["name"]?.string ?? "").contains("/dashboard/") || $0["type"]?.string == "navigation" }
+            .compactMap { $0["size"]?.number }.reduce(0) { $0 + Int($1) }
+        let foreign = entries.compactMap { $0["name"]?.string }.filter { !$0.hasPrefix(origin + "/") }
+        #expect(foreign.isEmpty, "requests to other hosts: \(foreign)")
+        #expect(figures.firstLoadBytes > 0 && figures.firstLoadBytes <= 300_000, "first load \(figures.firstLoadBytes) bytes")
+
+        // The hostile label is text: the details heading shows it as typed, no <img> exists, no dialog opened.
+        try await browser.click("svg.floor [data-beacon='3']")
+        let heading = try await browser.waitFor("the beacon's details", "return document.querySelector('.details h3')?.textContent")
+        #expect(heading.string?.contains(hostileLabel) == true, "\(heading)")
+        #expect(try await browser.run("return document.querySelectorAll('img').length").number == 0)
+        #expect(try await browser.openDialogText() == nil)
+
+        // Events: a walker's enter appears within 2 s of the server storing it.
+        let opened = try await admin.get("/v1/events/cursor", as: Cursor.self).lastID
+        try await show(browser, page: "events")
+        try await browser.waitFor("the events table", "return document.querySelector('#event-rows tr') !== null")
+        var walkerEnters: [Int] = []
+        let deadline = ContinuousClock.now + .seconds(40)
+        while walkerEnters.count < 3 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            let events = try await admin.get("/v1/events?format=json&limit=1000&after=\(opened)", as: [StoredEvent].self)
+            walkerEnters = events.filter { $0.gatewayID == seeded.walkerID && $0.kindName == "enter" }.map(\.id)
+        }
+        #expect(walkerEnters.count >= 3, "the walker entered \(walkerEnters.count) regions in 40 s")
+        var shownAt: [Int: Double] = [:]
+        for id in walkerEnters {
+            let received = try await browser.waitFor("event \(id) in the list", timeout: .seconds(5),
+                "return document.querySelector('#event-rows tr[data-event-id=\"\(id)\"]')?.dataset.receivedAt")
+            shownAt[id] = Double(received.string ?? "").map { $0 / 1000 }
+        }
+        let stored = try await recordedTimes(ids: walkerEnters, databasePath: databasePath)
+        figures.latencies = walkerEnters.compactMap { id in shownAt[id].flatMap { shown in stored[id].map { shown - $0 } } }
+        #expect(figures.latencies.count == walkerEnters.count)
+        #expect(figures.latencies.allSatisfy { $0 < 2.0 }, "latencies \(figures.latencies)")
+        let hostileShown = try await browser.run("return [...document.querySelectorAll('#event-rows td.label')].some(td => td.textContent.includes(arguments[0]))",
+                                                 [.string(hostileLabel)])
+        #expect(hostileShown.bool == true, "the hostile label is not listed as text")
+        #expect(try await browser.run("return document.querySelectorAll('img').length").number == 0)
+
+        // Fleet: b4 falls silent at its battery's death and turns missing without a reload.
+        try await show(browser, page: "fleet")
+        try await browser.run("window.proximaNoReload = true")
+        let b4 = "tr[data-beacon='\(uuid):1:1004']"
+        let before = try await browser.waitFor("b4 in the fleet table", "return document.querySelector(\"\(b4)\")?.dataset.state")
+        #expect(before.string != "missing", "b4 was missing before its battery died: the page opened too late")
+        try await browser.waitFor("b4 to turn missing", timeout: .seconds(90), "return document.querySelector(\"\(b4)\")?.dataset.state === 'missing'")
+        #expect(try await browser.run("return window.proximaNoReload === true && performance.getEntriesByType('navigation').length === 1").bool == true)
+        // Operators acknowledge from the page.
+        try await browser.waitFor("an acknowledge button", timeout: .seconds(10), "return document.querySelector('button.ack') !== null")
+        try await browser.click("button.ack")
+        try await browser.waitFor("the acknowledgement", "return [...document.querySelectorAll('#alert-table td')].some(td => td.textContent.includes('acknowledged by floor manager'))")
+
+        // Messages: an operator adds one through the form.
+        try await show(browser, page: "messages")
+        try await browser.waitFor("the message form", "return document.getElementById('message-body') !== null")
+        try await browser.type("Welcome to the hall", into: "#message-body")
+        try await browser.click("form[aria-label='New message of the day'] button[type=submit]")
+        try await browser.waitFor("the new message", "return [...document.querySelectorAll('#message-table td.body')].some(td => td.textContent === 'Welcome to the hall')")
+
+        // Screenshots of each page at desktop and phone widths.
+        for (size, width, height, mobile) in [("desktop", 1280, 900, false), ("phone", 390, 844, true)] {
+            try await browser.viewport(width: width, height: height, mobile: mobile)
+            for page in ["venue", "events", "fleet", "registry", "messages", "devices"] {
+                try await show(browser, page: page)
+                try await browser.waitFor("\(page) content", "return document.querySelector('.page-body').children.length > 0")
+                try await Task.sleep(for: .milliseconds(700))
+                try await browser.screenshot(to: "\(shots)/\(size)-\(page).png")
+            }
+        }
+        let phoneOverflow = try await browser.run("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+        #expect(phoneOverflow.bool == true, "the phone layout scrolls sideways")
+        try await browser.command("POST", "/goog/cdp/execute", .object(["cmd": "Emulation.clearDeviceMetricsOverride", "params": .object([:])]))
+
+        // A read-only token: no edit controls anywhere, and a write it tries anyway is refused.
+        try await browser.click("#sign-out")
+        try await signIn(browser, token: seeded.readerToken)
+        #expect(try await browser.run("return document.querySelector('#nav a[data-page=devices]') === null").bool == true)
+        try await show(browser, page: "fleet")
+        try await browser.waitFor("the fleet table", "return document.querySelector('#fleet-table') !== null && document.querySelector('#alert-table, .page-body h3') !== null")
+        #expect(try await browser.run("return document.querySelectorAll('button.ack').length").number == 0)
+        try await show(browser, page: "registry")
+        try await browser.waitFor("the registry", "return document.querySelector('#beacon-table') !== null")
+        #expect(try await browser.run("return document.querySelectorAll('#plan-text, #directory-file').length").number == 0)
+        try await show(browser, page: "messages")
+        try await browser.waitFor("the message list", "return document.querySelector('#message-table') !== null")
+        #expect(try await browser.run("return document.querySelectorAll('.page-body form, .page-body button.remove').length").number == 0)
+        let refused = try await browser.runAsync("""
+            const done = arguments[arguments.length - 1];
+            fetch('/v1/messages', {method: 'POST', headers: {'Authorization': 'Bearer ' + sessionStorage.getItem('proxima.token'),
+              'Content-Type': 'application/json'}, body: JSON.stringify({zoneID: 1, body: 'sneaky'})})
+              .then(r => r.json().then(b => done([r.status, b.error && b.error.field])), e => done(String(e)));
+            """)
+        #expect(refused == .array([.number(403), .string("Authorization")]), "\(refused)")
+        try await browser.click("#sign-out")
+        try await browser.screenshot(to: "\(shots)/desktop-sign-in.png")
+        #expect(try await browser.openDialogText() == nil)
+    }
+
+    /// `proxima serve --demo` prints a one-time link; opening it signs in, leaves no code in the
+    /// address, and the code does not work a second time.
+    static func demoSignInLink(browser: BrowserSession, directory: String) async throws {
+        let (demo, base) = try await ProximaProcess.serve(database: "sqlite:\(directory)/demo.sqlite", instance: "demo", extra: ["--demo"])
+        defer { demo.stop() }
+        var link: String?
+        for _ in 0..<50 where link == nil {
+            if let range = demo.outputText.range(of: #"dashboard: (http://\S+)"#, options: .regularExpression) {
+                link = String(demo.outputText[range].dropFirst("dashboard: ".count))
+            } else {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let url = try #require(link, "no dashboard link in: \(demo.outputText)")
+        #expect(!demo.outputText.contains("#sign-in=px_"), "the link carries a token")
+        try await browser.open(url)
+        let who = try await browser.waitFor("the demo sign-in", "return document.getElementById('who').textContent")
+        #expect(who.string == "demo dashboard (operator)")
+        #expect(try await browser.run("return location.hash").string == "")
+        let code = String(url.split(separator: "=").last ?? "")
+        var request = HTTPClientRequest(url: base.absoluteString + "/v1/sign-in")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: #"{"code":"\#(code)"}"#))
+        let again = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        #expect(again.status == .unauthorized)
+        #expect(String(buffer: try await again.body.collect(upTo: 4096)).contains(#""field":"code""#))
+        try await browser.click("#sign-out")
+    }
+
+    /// When the server stored each event (its `recorded_at`), read from the SQLite file beside it.
+    static func recordedTimes(ids: [Int], databasePath: String) async throws -> [Int: Double] {
+        guard !ids.isEmpty else { return [:] }
+        let database = try await ProximaDatabase.connect(.sqliteFile(path: databasePath))
+        do {
+            let list = ids.map(String.init).joined(separator: ",")
+            let rows = try await database.read { db in
+                try await db.raw("SELECT id, recorded_at FROM region_events WHERE id IN (\(unsafeRaw: list))").all()
+                    .map { (try $0.int("id"), try $0.double("recorded_at")) }
+            }
+            await database.close()
+            return Dictionary(rows, uniquingKeysWith: { first, _ in first })
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+}

@@ -13,7 +13,7 @@ struct CheckinCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make a zone a check-in zone, or change its rule (operator or admin token).")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Argument(help: "The zone's id.")
         var zone: Int
@@ -37,7 +37,7 @@ struct CheckinCommand: AsyncParsableCommand {
     struct Zones: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the check-in zones of a site, or all.")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "Only this site's zones.")
         var site: Int?
@@ -52,7 +52,7 @@ struct CheckinCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a device's latest check-ins and its count per zone (the device's own token, or a read token).")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Argument(help: "The device's id.")
         var device: String

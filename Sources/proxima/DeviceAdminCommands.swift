@@ -8,7 +8,7 @@ extension DeviceCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the registered devices (all sites, or one), oldest first; needs an operator or admin token.")
 
-        @OptionGroup var connection: Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "Only this site's devices.")
         var site: Int?
@@ -50,7 +50,7 @@ extension DeviceCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print one device; an operator's token, or the device's own.")
 
-        @OptionGroup var connection: Connection
+        @OptionGroup var connection: ServerConnection
 
         @Argument(help: "The device's id.")
         var id: String
@@ -69,7 +69,7 @@ extension DeviceCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a device with its token and events; an operator's token, or the device's own (a person leaving).")
 
-        @OptionGroup var connection: Connection
+        @OptionGroup var connection: ServerConnection
 
         @Argument(help: "The device's id.")
         var id: String

@@ -11,26 +11,6 @@ struct DeviceCommand: AsyncParsableCommand {
         abstract: "Register a phone as a device of a site, look up the message of the day for a beacon, and list, show or delete devices.",
         subcommands: [Register.self, Message.self, List.self, Show.self, Delete.self])
 
-    struct Connection: ParsableArguments {
-        @Option(help: "The server's URL, e.g. http://127.0.0.1:8080.")
-        var server: String
-
-        @Option(help: "A token: enrolment, operator or admin to register; the device's own token (or a read token) to look up messages.")
-        var token: String
-
-        func validate() throws {
-            guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-                throw ValidationError("--server: expected an http:// or https:// URL, found '\(server)'")
-            }
-        }
-
-        /// Sends a request and returns the body of a 2xx answer; any other is an error carrying
-        /// the server's refusal (which names the field).
-        func send(_ method: String, _ path: String, body: Data? = nil) async throws -> Data {
-            try await ServerJSONClient(base: URL(string: server)!, token: token, timeout: .seconds(30)).data(method, path, body: body)
-        }
-    }
-
     /// What the person agreed to share.
     enum Consent: String, ExpressibleByArgument, CaseIterable {
         case none, events, positions
@@ -44,7 +24,7 @@ struct DeviceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register a device of a site and print its token (shown once): give it to `proxima gateway --token`.")
 
-        @OptionGroup var connection: Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "The site's id.")
         var site: Int
@@ -86,7 +66,7 @@ struct DeviceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the message of the day that applies now to a beacon, on the server's clock.")
 
-        @OptionGroup var connection: Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "The beacon's proximity UUID.")
         var uuid: String

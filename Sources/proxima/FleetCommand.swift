@@ -9,11 +9,7 @@ struct FleetCommand: AsyncParsableCommand {
         commandName: "fleet",
         abstract: "Print the fleet-health table of a proxima server: each beacon's state, last heard, by whom, battery and reasons.")
 
-    @Option(help: "The server's URL, e.g. http://127.0.0.1:8080.")
-    var server: String
-
-    @Option(help: "A token with read access (admin, operator or read-only).")
-    var token: String
+    @OptionGroup var connection: ServerConnection
 
     @Option(help: "Only this site's beacons.")
     var site: Int?
@@ -21,14 +17,8 @@ struct FleetCommand: AsyncParsableCommand {
     @Flag(help: "Print the server's JSON instead of the table.")
     var json = false
 
-    func validate() throws {
-        guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            throw ValidationError("--server: expected an http:// or https:// URL, found '\(server)'")
-        }
-    }
-
     func run() async throws {
-        let client = ServerJSONClient(base: URL(string: server)!, token: token, timeout: .seconds(30))
+        let client = connection.client
         let query = site.map { "?site=\($0)" } ?? ""
         let summary = try await client.data("GET", "/v1/fleet" + query)
         let alerts = try await client.data("GET", "/v1/fleet/alerts" + query)

@@ -12,11 +12,7 @@ struct HelpRequestCommand: AsyncParsableCommand {
         commandName: "help-request",
         abstract: "Ask for help from a phone (advertise the help beacon, file the request, wait for a helper), or acknowledge one with --helper ID.")
 
-    @Option(help: "The server's URL, e.g. http://127.0.0.1:8080.")
-    var server: String
-
-    @Option(help: "The phone's device token (the visitor's, or a helper's); staff tokens may acknowledge with --helper too.")
-    var token: String
+    @OptionGroup var connection: ServerConnection
 
     @Option(help: "The visitor's name, shown to the helpers.")
     var name: String?
@@ -35,9 +31,6 @@ struct HelpRequestCommand: AsyncParsableCommand {
     @OptionGroup var controller: ControllerOptions
 
     func validate() throws {
-        guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            throw ValidationError("--server: expected an http:// or https:// URL, found '\(server)'")
-        }
         let controllers = [controller.device, controller.h4, controller.serial].compactMap { $0 }.count
         if helper != nil {
             if name != nil { throw ValidationError("--name is the visitor's; a helper acknowledges with --helper ID alone") }
@@ -53,7 +46,7 @@ struct HelpRequestCommand: AsyncParsableCommand {
         guard (-128...(-1)).contains(power) else { throw ValidationError("--power: expected dBm in -128…-1, found \(power)") }
     }
 
-    var client: ServerJSONClient { ServerJSONClient(base: URL(string: server)!, token: token, timeout: .seconds(30)) }
+    var client: ServerJSONClient { connection.client }
 
     func run() async throws {
         if let helper { try await help(requestID: helper) } else { try await ask() }
@@ -80,7 +73,7 @@ struct HelpRequestCommand: AsyncParsableCommand {
             printError("could not advertise the help beacon: \(error); the request was cancelled")
             throw ExitCode.failure
         }
-        let stream = HelpRequestStream(server: URL(string: server)!, token: token, requestID: request.id)
+        let stream = HelpRequestStream(server: connection.url, token: connection.token, requestID: request.id)
         let outcome = await withTaskGroup(of: VisitorOutcome.self) { group in
             group.addTask {
                 do {
@@ -166,7 +159,7 @@ struct HelpRequestCommand: AsyncParsableCommand {
         let acknowledged = try await client.send("POST", "/v1/help-requests/\(requestID)/acknowledge", Optional<String>.none, as: HelpRequest.self)
         try StandardOutput.line("acknowledged help request \(requestID)" + (acknowledged.name.map { " from \($0)" } ?? "")
                                 + (acknowledged.room.map { ", near \($0)" } ?? ""))
-        let stream = HelpRequestStream(server: URL(string: server)!, token: token, requestID: requestID)
+        let stream = HelpRequestStream(server: connection.url, token: connection.token, requestID: requestID)
         var reached = false
         try await stream.follow { change in
             switch change.kind {

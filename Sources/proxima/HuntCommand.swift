@@ -3,35 +3,6 @@ import BeaconGateway
 import BeaconServer
 import Foundation
 
-/// The server and token an application command talks to.
-struct AppServerOptions: ParsableArguments {
-    @Option(help: "The server's URL, e.g. http://127.0.0.1:8080.")
-    var server: String
-
-    @Option(help: "A token: operator or admin to change things, a read token to read, a device's own token for its own data.")
-    var token: String
-
-    func validate() throws {
-        guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            throw ValidationError("--server: expected an http:// or https:// URL, found '\(server)'")
-        }
-    }
-
-    /// The body of a 2xx answer; any other is an error carrying the server's refusal, which names the field.
-    func send(_ method: String, _ path: String, body: Data? = nil) async throws -> Data {
-        try await ServerJSONClient(base: URL(string: server)!, token: token, timeout: .seconds(30)).data(method, path, body: body)
-    }
-
-    /// Prints the server's JSON with --json, otherwise the decoded value's lines.
-    func show<Value: Decodable>(_ data: Data, json: Bool, as type: Value.Type, lines: (Value) -> [String]) throws {
-        if json {
-            try StandardOutput.line(String(decoding: data, as: UTF8.self))
-            return
-        }
-        for line in lines(try JSONDecoder().decode(Value.self, from: data)) { try StandardOutput.line(line) }
-    }
-}
-
 /// `proxima hunt`: treasure hunts on a proxima server (docs/apps.md).
 struct HuntCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -56,7 +27,7 @@ struct HuntCommand: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a hunt whose stamps are the given zones, numbered in the order given.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The site's id.") var site: Int
         @Option(help: "The hunt's name.") var name: String
         @Option(help: "The stamps' zone ids, comma-separated, e.g. 3,4,5.") var stamps: String
@@ -86,7 +57,7 @@ struct HuntCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List hunts, of one site with --site.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The site's id.") var site: Int?
         @Flag(help: "Print the server's JSON.") var json = false
 
@@ -98,7 +69,7 @@ struct HuntCommand: AsyncParsableCommand {
 
     struct Leaderboard: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a hunt's finishers, fastest first, and its runs by status.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The hunt's id.") var hunt: Int
         @Option(help: "At most this many finishers (1…1000).") var limit = 100
         @Flag(help: "Print the server's JSON.") var json = false
@@ -114,7 +85,7 @@ struct HuntCommand: AsyncParsableCommand {
 
     struct Runs: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print every device's run of a hunt (staff), with the reason of refusals.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The hunt's id.") var hunt: Int
         @Option(help: "Only runs in this status: collecting, finished, refused or expired.") var status: String?
         @Option(help: "At most this many runs (1…1000).") var limit = 100
@@ -128,7 +99,7 @@ struct HuntCommand: AsyncParsableCommand {
 
     struct Progress: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a device's runs in its site's hunts (with the device's own token).")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The device's id.") var device: String
         @Flag(help: "Print the server's JSON.") var json = false
 
@@ -142,7 +113,7 @@ struct HuntCommand: AsyncParsableCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a hunt with its runs.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The hunt's id.") var hunt: Int
 
         func run() async throws {

@@ -14,7 +14,7 @@ struct MessagesCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Attach a message to a zone or a beacon, with an optional schedule; HTML is sanitised by the server, which lists what it removed.")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "The zone's id (or give --beacon).")
         var zone: Int?
@@ -98,7 +98,7 @@ struct MessagesCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the messages, all or those of a site, zone or beacon.")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "Only this site's messages.")
         var site: Int?
@@ -139,7 +139,7 @@ struct MessagesCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print one message in full.")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Argument(help: "The message's id.")
         var id: Int
@@ -159,7 +159,7 @@ struct MessagesCommand: AsyncParsableCommand {
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a message.")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Argument(help: "The message's id.")
         var id: Int

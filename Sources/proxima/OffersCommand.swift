@@ -15,7 +15,7 @@ struct OffersCommand: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Attach an offer to a zone.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The zone's id.") var zone: Int
         @Option(help: "A short title (at most 100 characters).") var title: String
         @Option(help: "The offer's text (at most 1,000 characters).") var body: String
@@ -29,7 +29,7 @@ struct OffersCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List offers, of one site or zone.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The site's id.") var site: Int?
         @Option(help: "The zone's id.") var zone: Int?
         @Flag(help: "Print the server's JSON.") var json = false
@@ -43,7 +43,7 @@ struct OffersCommand: AsyncParsableCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete an offer.")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The offer's id.") var offer: Int
 
         func run() async throws {
@@ -55,7 +55,7 @@ struct OffersCommand: AsyncParsableCommand {
     struct Settings: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a site's offer settings and counts; with any option, change them (the others keep their values).")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The site's id.") var site: Int
         @Option(help: "Offers one device may be made per window.") var perWindow: Int?
         @Option(help: "Seconds of the rate limit's window.") var window: Double?
@@ -86,7 +86,7 @@ struct OffersCommand: AsyncParsableCommand {
 
     struct Received: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the offers made to a device, newest first (with the device's own token).")
-        @OptionGroup var connection: AppServerOptions
+        @OptionGroup var connection: ServerConnection
         @Option(help: "The device's id.") var device: String
         @Flag(help: "Print the server's JSON.") var json = false
 

@@ -12,7 +12,7 @@ struct QueueCommand: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a queue between two zones of one site (operator or admin token).")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "The queue's name.")
         var name: String
@@ -40,7 +40,7 @@ struct QueueCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the queues of a site, or all.")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Option(help: "Only this site's queues.")
         var site: Int?
@@ -59,7 +59,7 @@ struct QueueCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a queue's waits: who waits now, the last 15 minutes, each hour and the hours together.")
 
-        @OptionGroup var connection: DeviceCommand.Connection
+        @OptionGroup var connection: ServerConnection
 
         @Argument(help: "The queue's id.")
         var id: Int

@@ -61,18 +61,8 @@ enum FleetWeekRun {
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
         let wall = ContinuousClock.now
-        // The simulation's clock starts in 1970: let the server take sightings that old.
-        let server = try ChildProcess.proxima([
-            "serve", "--database", "sqlite:\(directory)/fleet.sqlite", "--port", "0", "--instance", "fleet-week",
-            "--log-level", "warning", "--sighting-max-age", "\(Int(Date().timeIntervalSince1970) + 86_400)",
-            "--rate-limit", "100000",
-        ], environment: ["PROXIMA_ADMIN_TOKEN": adminToken])
+        let (server, base) = try await SimulationServer.start(instance: "fleet-week", directory: directory, adminToken: adminToken)
         defer { server.signal(SIGTERM) }
-        guard let line = try await server.waitForLine(timeout: .seconds(60), where: { $0.contains("listening on ") }),
-              let range = line.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression),
-              let base = URL(string: String(line[range])) else {
-            throw RunError("proxima serve did not start: \(server.standardOutput) \(server.standardError)")
-        }
         let api = ServerJSONClient(base: base, token: adminToken, timeout: .seconds(120), replyLimit: 256 * 1024 * 1024)
         let tokens = try await seed(scenario, api: api)
 

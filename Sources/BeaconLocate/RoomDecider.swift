@@ -25,6 +25,9 @@ public struct RoomDecider: Sendable {
         public var massOutlierShare: Double
         /// Power the signal model's room likelihood is raised to (``SignalRoomLikelihood``).
         public var temperature: Double
+        /// Cauchy scale (dB) of readings weaker than the signal model predicts; nil: the same as
+        /// above (5 dB). A wider one is the one-sided loss of ``SignalRoomLikelihood``.
+        public var weakerLossScale: Double?
         /// Methods whose fixes are part of the evidence (fingerprints only with a survey).
         public var methods: [LocateMethod]
         /// Spread (m) of the fix likelihoods.
@@ -32,20 +35,24 @@ public struct RoomDecider: Sendable {
         public var filter: RoomFilter.Configuration
 
         public init(signal: Bool = true, particleMass: Bool = true, massOutlierShare: Double = 0.05, temperature: Double = 1,
-                    methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
+                    weakerLossScale: Double? = nil, methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
                     spread: Double = 0.5, filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93)) {
             self.signal = signal
             self.particleMass = particleMass
             self.massOutlierShare = min(max(massOutlierShare, 0), 1)
             self.temperature = temperature
+            self.weakerLossScale = weakerLossScale
             self.methods = methods
             self.spread = spread
             self.filter = filter
         }
 
-        /// Phones locating themselves: signal model and particle mass, no point fix; doors pass
-        /// 1 per second, a room is announced at belief 0.9.
-        public static let phones = Configuration(methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
+        /// Phones locating themselves: signal model (one-sided, 10 dB below: the user's body
+        /// only weakens a beacon) and particle mass, no point fix; doors pass 1 per second, a
+        /// room is announced at belief 0.9.
+        public static let phones = Configuration(weakerLossScale: 10, methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
+        /// The phones' default before the one-sided loss (symmetric 5 dB), kept for comparison.
+        public static let phonesSymmetric = Configuration(methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// Carried beacons located from gateways: signal model, particle mass and the particle
         /// filter's, fingerprints' and trilateration's fixes; 0.5 per second, belief 0.93.
         public static let tags = Configuration()
@@ -70,7 +77,7 @@ public struct RoomDecider: Sendable {
             locators[method] = ScanLocator(method: method, map: map, model: model, survey: survey, attenuatingWalls: true)
         }
         let anchors = locators.values.first?.anchors ?? AnchorSet(map: map, model: model, attenuatingWalls: true)
-        signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors) : nil
+        signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, weakerLossScale: configuration.weakerLossScale) : nil
     }
 
     public func room(of subject: String) -> String? { filter.room(of: subject) }

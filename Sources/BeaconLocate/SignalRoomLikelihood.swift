@@ -9,8 +9,15 @@ import Foundation
 /// `temperature` (0…1] raises each room's likelihood to that power: readings averaged over a
 /// second share their shadowing, so cycles are not independent evidence and a full power would
 /// make one cycle decide too much.
+///
+/// `weakerLossScale` is the Cauchy scale of readings weaker than the model predicts, when it
+/// differs from `lossScale` (one-sided loss): bodies and walls the map does not know only ever
+/// take power off a signal, so a reading 10 dB under the model may be a body in the way, while
+/// one 10 dB over it rarely has such an excuse. A wider scale below keeps a body-shadowed
+/// beacon from voting its room away (docs/evaluation.md, "One-sided loss").
 public struct SignalRoomLikelihood: Sendable {
     public let lossScale: Double
+    public let weakerLossScale: Double
     public let temperature: Double
     public let outlierShare: Double
     private let anchorCount: Int
@@ -24,9 +31,10 @@ public struct SignalRoomLikelihood: Sendable {
     /// `anchors` should model the walls (``AnchorSet/init(map:model:attenuatingWalls:)`` with
     /// `attenuatingWalls`), or only distance counts. At most `maximumCells` cells per room, fewer
     /// when rooms × cells × anchors would pass ``maximumEntries``.
-    public init(rooms: [Room], anchors: AnchorSet, lossScale: Double = 5, temperature: Double = 0.5, outlierShare: Double = 0.01,
-                cellSize: Double = 1, maximumCells: Int = 400) {
+    public init(rooms: [Room], anchors: AnchorSet, lossScale: Double = 5, weakerLossScale: Double? = nil, temperature: Double = 0.5,
+                outlierShare: Double = 0.01, cellSize: Double = 1, maximumCells: Int = 400) {
         self.lossScale = max(0.5, lossScale)
+        self.weakerLossScale = Self.validScale(weakerLossScale, otherwise: self.lossScale)
         self.temperature = min(1, max(0.01, temperature))
         self.outlierShare = min(max(outlierShare, 0), 1)
         anchorCount = anchors.xs.count
@@ -55,11 +63,20 @@ public struct SignalRoomLikelihood: Sendable {
         logs.map { (1 - outlierShare) * exp(temperature * $0) + outlierShare }
     }
 
-    /// The log-likelihood per room of the readings, untempered, the largest 0.
-    public func logLikelihoods(of readings: [Reading]) -> [Double]? {
+    /// A finite scale of at least 0.5 dB, or `otherwise`.
+    static func validScale(_ scale: Double?, otherwise: Double) -> Double {
+        guard let scale, scale.isFinite else { return otherwise }
+        return max(0.5, scale)
+    }
+
+    /// The log-likelihood per room of the readings, untempered, the largest 0; readings weaker
+    /// than the model are scored with `weakerLossScale` (this one's unless given).
+    public func logLikelihoods(of readings: [Reading], weakerLossScale: Double? = nil) -> [Double]? {
         let usable = readings.filter { $0.beacon >= 0 && $0.beacon < anchorCount && $0.rssi.isFinite }
         guard !usable.isEmpty, !expected.isEmpty else { return nil }
         let inverseScale2 = 1 / (lossScale * lossScale)
+        let below = Self.validScale(weakerLossScale, otherwise: self.weakerLossScale)
+        let inverseWeakerScale2 = 1 / (below * below)
         let beacons = usable.map(\.beacon), rssis = usable.map(\.rssi)
         let stride = max(1, anchorCount)
         // Unsafe buffers: this loop runs cells × readings times per subject and cycle, and a
@@ -77,7 +94,9 @@ public struct SignalRoomLikelihood: Sendable {
                                 let base = cell * stride
                                 for index in 0..<beacons.count {
                                     let residual = rssis[index] - Double(model[base + beacons[index]])
-                                    logLikelihood -= log1p(residual * residual * inverseScale2)
+                                    // The halves' normalising constants are the same for every
+                                    // room, so they cancel in the relative log-likelihood.
+                                    logLikelihood -= log1p(residual * residual * (residual < 0 ? inverseWeakerScale2 : inverseScale2))
                                 }
                                 values[cell] = logLikelihood
                             }

@@ -250,7 +250,7 @@ struct LocationPass {
                 case .particleMass:
                     values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare)
                 case .signal:
-                    values = evidence.signalLikelihoods(temperature: variant.temperature)
+                    values = evidence.signalLikelihoods(temperature: variant.temperature, weakerLossScale: variant.weakerLossScale)
                 }
                 guard let values else { continue }
                 for room in combined.indices { combined[room] *= values[room] }
@@ -316,7 +316,8 @@ struct RoomCycleEvidence {
     let particles: ScanLocator?
     let subject: String
     let rooms: [Room]
-    private var signalLogs: [Double]??
+    /// Per weaker-reading scale (nil: symmetric), the cycle's log-likelihoods.
+    private var signalLogs: [Double?: [Double]?] = [:]
     private var mass: [Double]??
 
     init(signal: SignalRoomLikelihood?, readings: [Reading], particles: ScanLocator?, subject: String, rooms: [Room]) {
@@ -327,9 +328,9 @@ struct RoomCycleEvidence {
         self.rooms = rooms
     }
 
-    mutating func signalLikelihoods(temperature: Double) -> [Double]? {
-        if signalLogs == nil { signalLogs = .some(signal?.logLikelihoods(of: readings)) }
-        guard let logs = signalLogs!, let signal else { return nil }
+    mutating func signalLikelihoods(temperature: Double, weakerLossScale: Double? = nil) -> [Double]? {
+        if signalLogs[weakerLossScale] == nil { signalLogs[weakerLossScale] = .some(signal?.logLikelihoods(of: readings, weakerLossScale: weakerLossScale)) }
+        guard let logs = signalLogs[weakerLossScale]!, let signal else { return nil }
         return SignalRoomLikelihood.likelihoods(logs: logs, temperature: temperature, outlierShare: signal.outlierShare)
     }
 

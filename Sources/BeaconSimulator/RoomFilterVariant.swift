@@ -19,6 +19,8 @@ struct RoomFilterVariant: Sendable, Hashable {
     var evidence: [RoomEvidence]
     var spread: Double = 0.5
     var temperature: Double = 1
+    /// Cauchy scale (dB) of signal-model readings weaker than predicted; nil: symmetric.
+    var weakerLossScale: Double?
     /// Share of the particle mass likelihood spread evenly over the rooms.
     var massOutlierShare: Double = 0.05
     var configuration: RoomFilter.Configuration
@@ -36,6 +38,7 @@ struct RoomFilterVariant: Sendable, Hashable {
         evidence = (decider.signal ? [.signal] : []) + (decider.particleMass ? [.particleMass] : []) + decider.methods.map { .fix($0) }
         spread = decider.spread
         temperature = decider.temperature
+        weakerLossScale = decider.weakerLossScale
         massOutlierShare = decider.massOutlierShare
         configuration = decider.filter
     }
@@ -65,6 +68,9 @@ struct RoomFilterVariant: Sendable, Hashable {
         let other = direction == .phones
             ? RoomFilterVariant(label: "room filter, tags' default (signal + mass + fixes)", decider: .tags)
             : RoomFilterVariant(label: "room filter, phones' default (signal + mass)", decider: .phones)
-        return [standard(direction), fixes, mass, signal, signalFixes, other]
+        // The phones' default before the one-sided signal loss (issue 10, fourth round).
+        let symmetric = direction == .phones
+            ? [RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric)] : []
+        return [standard(direction), fixes] + symmetric + [mass, signal, signalFixes, other]
     }
 }

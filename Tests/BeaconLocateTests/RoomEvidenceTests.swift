@@ -29,6 +29,28 @@ import Testing
         #expect(signal.likelihoods(of: []) == nil)
     }
 
+    @Test func aOneSidedLossForgivesAWeakReadingButNotAStrongOne() throws {
+        let anchors = AnchorSet(map: map, model: model, attenuatingWalls: true)
+        let symmetric = SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, temperature: 1)
+        let oneSided = SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, weakerLossScale: 15, temperature: 1)
+        #expect(oneSided.weakerLossScale == 15 && symmetric.weakerLossScale == symmetric.lossScale)
+        let clean = readings(at: Position(x: 3, y: 5), anchors: anchors)
+        // A west anchor heard far weaker than the model predicts anywhere on the map (-120 dBm,
+        // as behind a body): it says less about the room under the one-sided loss.
+        let westAnchor = try #require(anchors.xs.indices.first { anchors.xs[$0] < 10 })
+        let shadowed = [Reading(beacon: westAnchor, rssi: -120)]
+        let symmetricLogs = try #require(symmetric.logLikelihoods(of: shadowed))
+        let oneSidedLogs = try #require(oneSided.logLikelihoods(of: shadowed))
+        #expect(abs(oneSidedLogs[0] - oneSidedLogs[1]) < abs(symmetricLogs[0] - symmetricLogs[1]), "\(symmetricLogs) \(oneSidedLogs)")
+        // Readings stronger than the model anywhere (0 dBm) are scored as before.
+        let louder = clean.map { Reading(beacon: $0.beacon, rssi: 0) }
+        let louderOneSided = try #require(oneSided.logLikelihoods(of: louder))
+        #expect(louderOneSided == symmetric.logLikelihoods(of: louder))
+        // The scale of one call overrides the instance's; a non-finite one is ignored.
+        #expect(symmetric.logLikelihoods(of: shadowed, weakerLossScale: 15) == oneSidedLogs)
+        #expect(oneSided.logLikelihoods(of: shadowed, weakerLossScale: .nan) == oneSidedLogs)
+    }
+
     @Test func signalGridsStayBoundedOnHugeMaps() {
         let rooms = (0..<200).map { index in
             Room(name: "r\(index)", outline: Polygon([Position(x: Double(index) * 50, y: 0), Position(x: Double(index) * 50 + 50, y: 0),

@@ -228,6 +228,10 @@ public struct BeaconEngine: Sendable {
         let index = Int(beacon.rawValue)
         var record = beacons[index]
 
+        if t > record.exitDeadline && record.deadlineLacksModel {
+            record.exitDeadline = exactDeadline(record)
+            record.deadlineLacksModel = false
+        }
         if t > record.exitDeadline {
             if record.isPresent {
                 beacons[index] = record
@@ -258,7 +262,11 @@ public struct BeaconEngine: Sendable {
             if let rssi { record.presence.addRSSI(rssi, parameters: hot.evidenceHot) }
         }
         record.lastHeard = t
-        record.exitDeadline = t + exitTimeout(record)
+        if hot.usesEvidence {
+            setEvidenceDeadline(&record, at: t)
+        } else {
+            record.exitDeadline = t + exitTimeout(record)
+        }
         if !record.isChanged {
             record.isChanged = true
             changedIndices.append(Int32(index))
@@ -285,7 +293,7 @@ public struct BeaconEngine: Sendable {
             record.evidence &+= 1
             if record.evidence >= hot.entryEvidence && hasEntryEvidence(record) {
                 record.isPresent = true
-                if hot.usesEvidence { record.exitDeadline = t + exitTimeout(record) }
+                if hot.usesEvidence { setEvidenceDeadline(&record, at: t) }
                 beacons[index] = record
                 enter(index, at: t, into: &events)
                 return
@@ -352,6 +360,7 @@ public struct BeaconEngine: Sendable {
         return hot.fixedDelay
     }
 
+    @inline(__always)
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
         if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
         if hot.usesEvidence { return evidenceTimeout(record) }
@@ -360,6 +369,11 @@ public struct BeaconEngine: Sendable {
 
     private mutating func checkExits(at time: Double, into events: inout [BeaconEvent]) {
         for index in beacons.indices where time > beacons[index].exitDeadline {
+            if beacons[index].deadlineLacksModel {
+                beacons[index].exitDeadline = exactDeadline(beacons[index])
+                beacons[index].deadlineLacksModel = false
+                guard time > beacons[index].exitDeadline else { continue }
+            }
             if beacons[index].isPresent {
                 exit(index, at: time, into: &events)
             } else if beacons[index].evidence > 0 {

@@ -228,10 +228,6 @@ public struct BeaconEngine: Sendable {
         let index = Int(beacon.rawValue)
         var record = beacons[index]
 
-        if t > record.exitDeadline && record.deadlineLacksModel {
-            record.exitDeadline = exactDeadline(record)
-            record.deadlineLacksModel = false
-        }
         if t > record.exitDeadline {
             if record.isPresent {
                 beacons[index] = record
@@ -262,11 +258,7 @@ public struct BeaconEngine: Sendable {
             if let rssi { record.presence.addRSSI(rssi, parameters: hot.evidenceHot) }
         }
         record.lastHeard = t
-        if hot.usesEvidence {
-            setEvidenceDeadline(&record, at: t)
-        } else {
-            record.exitDeadline = t + exitTimeout(record)
-        }
+        record.exitDeadline = t + exitTimeout(record)
         if !record.isChanged {
             record.isChanged = true
             changedIndices.append(Int32(index))
@@ -293,7 +285,7 @@ public struct BeaconEngine: Sendable {
             record.evidence &+= 1
             if record.evidence >= hot.entryEvidence && hasEntryEvidence(record) {
                 record.isPresent = true
-                if hot.usesEvidence { setEvidenceDeadline(&record, at: t) }
+                if hot.usesEvidence { record.exitDeadline = t + exitTimeout(record) }
                 beacons[index] = record
                 enter(index, at: t, into: &events)
                 return
@@ -360,7 +352,6 @@ public struct BeaconEngine: Sendable {
         return hot.fixedDelay
     }
 
-    @inline(__always)
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
         if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
         if hot.usesEvidence { return evidenceTimeout(record) }
@@ -369,11 +360,6 @@ public struct BeaconEngine: Sendable {
 
     private mutating func checkExits(at time: Double, into events: inout [BeaconEvent]) {
         for index in beacons.indices where time > beacons[index].exitDeadline {
-            if beacons[index].deadlineLacksModel {
-                beacons[index].exitDeadline = exactDeadline(beacons[index])
-                beacons[index].deadlineLacksModel = false
-                guard time > beacons[index].exitDeadline else { continue }
-            }
             if beacons[index].isPresent {
                 exit(index, at: time, into: &events)
             } else if beacons[index].evidence > 0 {

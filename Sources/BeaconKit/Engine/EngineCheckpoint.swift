@@ -100,7 +100,7 @@ extension BeaconEngine {
         let (candidate, candidateCycles) = record.proximity.savedCandidate
         return EngineCheckpoint.Beacon(
             identity: identities[index], measuredPower: record.measuredPower,
-            lastHeard: finite(record.lastHeard), exitDeadline: finite(exactDeadline(record)),
+            lastHeard: finite(record.lastHeard), exitDeadline: finite(record.exitDeadline),
             meanGap: record.reception.meanGap.isNaN ? nil : record.reception.meanGap,
             gapDeviation: record.reception.gapDeviation,
             recentDropout: record.reception.recentDropout,
@@ -114,7 +114,7 @@ extension BeaconEngine {
             evidenceMargin: record.presence.signalMargin.isNaN ? nil : record.presence.signalMargin,
             evidenceDropout: record.presence.recentDropout != 0 ? record.presence.recentDropout : nil,
             evidenceGapCount: record.presence.gapCount != 0 ? record.presence.gapCount : nil,
-            evidenceModel: record.presence.settledModel(hot.evidenceHot).isNaN ? nil : record.presence.settledModel(hot.evidenceHot),
+            evidenceModel: record.presence.model.isNaN ? nil : record.presence.model,
             evidenceSinceRefresh: record.presence.sinceRefresh != 0 ? record.presence.sinceRefresh : nil)
     }
 
@@ -161,8 +161,6 @@ extension TrackedBeacon {
         presence.recentDropout = saved.evidenceDropout ?? 0
         presence.gapCount = saved.evidenceGapCount ?? (saved.evidenceGap != nil ? 1 : 0)
         presence.model = saved.evidenceModel ?? .nan
-        presence.modelPending = false
-        deadlineLacksModel = false
         presence.sinceRefresh = saved.evidenceSinceRefresh ?? 0
         filter.estimate = saved.estimate ?? .nan
         filter.variance = saved.variance

@@ -173,10 +173,6 @@ public struct PresenceEvidence: Sendable, Hashable {
     public internal(set) var gapCount: UInt16 = 0
     /// Gaps since the model's silence was last computed.
     var sinceRefresh: UInt8 = 0
-    /// The model was due on the latest gap but not yet computed (it is computed when a deadline
-    /// needs it, or before the next gap moves the statistics: see `addGap`). Declared here so
-    /// it fills the padding before `model`.
-    var modelPending = false
     /// The model's silence as last computed, seconds; NaN when not yet computed.
     var model: Float = .nan
 
@@ -186,13 +182,6 @@ public struct PresenceEvidence: Sendable, Hashable {
 
     @inline(__always)
     mutating func addGap(_ gap: Float, parameters p: EvidenceHot) {
-        if modelPending {
-            // The model due on the previous gap must be the one of that gap's statistics, unless
-            // this gap refreshes it anyway (each of the first 64 gaps does): then it is skipped.
-            let nextCount = gapCount < UInt16.max ? gapCount + 1 : gapCount
-            if !(nextCount <= 64 || sinceRefresh &+ 1 >= 16) { model = Float(modelTimeout(p)) }
-            modelPending = false
-        }
         if gapCount < UInt16.max { gapCount += 1 }
         if meanGap.isNaN {
             meanGap = gap
@@ -206,7 +195,7 @@ public struct PresenceEvidence: Sendable, Hashable {
         }
         sinceRefresh &+= 1
         if gapCount <= 64 || sinceRefresh >= 16 || model.isNaN {
-            modelPending = true
+            model = Float(modelTimeout(p))
             sinceRefresh = 0
         }
         if recentDropout > 0 { recentDropout = max(0, recentDropout * (1 - gap / p.dropoutMemory)) }
@@ -228,7 +217,6 @@ public struct PresenceEvidence: Sendable, Hashable {
         gapCount = 0
         sinceRefresh = 0
         model = .nan
-        modelPending = false
     }
 
     /// A beacon back after a departure of `absence` seconds: the link's rate is still the best
@@ -242,7 +230,6 @@ public struct PresenceEvidence: Sendable, Hashable {
         gapCount = UInt16(kept)
         recentDropout = 0
         model = Float(modelTimeout(p))
-        modelPending = false
         sinceRefresh = 0
     }
 
@@ -281,32 +268,7 @@ public struct PresenceEvidence: Sendable, Hashable {
         guard hasPattern else { return p.unconfirmedTimeout }
         var dropout = recentDropout
         if receiverDropout > dropout && isStrong(p) { dropout = receiverDropout }
-        let guarded = Swift.max(modelSilence(p), Double(p.tailMargin * longestGap), Double(p.dropoutMargin * dropout))
-        return Swift.min(p.ceiling, Swift.max(p.floor, guarded))
-    }
-
-    /// The model's silence as `timeout` uses it: a pending model is computed (and rounded to
-    /// Float, as stored) from the statistics it was due on, which no gap has moved since.
-    @inline(__always)
-    func modelSilence(_ p: EvidenceHot) -> Double {
-        if modelPending { return Double(Float(modelTimeout(p))) }
-        return model.isNaN ? modelTimeout(p) : Double(model)
-    }
-
-    /// The model as stored once computed (for checkpoints).
-    func settledModel(_ p: EvidenceHot) -> Float { modelPending ? Float(modelTimeout(p)) : model }
-
-    /// `timeout` without the model's term: `min(ceiling, max(floor, guards))`. Since
-    /// `min(c, max(f, M, G)) = max(min(c, max(f, G)), min(c, max(f, M)))`, and rounding `t + x`
-    /// is monotonic in `x`, `t + timeout` equals `max(t + guardedTimeout, t + min(c, max(f, M)))`
-    /// exactly: the packet path stores the first term and adds the model's only when the
-    /// silence outlasts it (``BeaconEngine`` `exactDeadline`).
-    @inline(__always)
-    func guardedTimeout(_ p: EvidenceHot, receiverDropout: Float) -> Double {
-        guard hasPattern else { return p.unconfirmedTimeout }
-        var dropout = recentDropout
-        if receiverDropout > dropout && isStrong(p) { dropout = receiverDropout }
-        let guarded = Swift.max(Double(p.tailMargin * longestGap), Double(p.dropoutMargin * dropout))
+        let guarded = Swift.max(model.isNaN ? modelTimeout(p) : Double(model), Double(p.tailMargin * longestGap), Double(p.dropoutMargin * dropout))
         return Swift.min(p.ceiling, Swift.max(p.floor, guarded))
     }
 }
@@ -361,34 +323,6 @@ extension BeaconEngine {
         let rule = hot.evidenceHot
         return Int(record.evidence) >= rule.confirmationPackets || record.presence.signalMargin.isNaN
             || record.presence.isStrong(rule)
-    }
-
-    /// The exit deadline of a record whose stored deadline is only the guards' bound (see
-    /// `PresenceEvidence.guardedTimeout`): the same value the whole timeout would have given
-    /// when the packet set it.
-    @inline(__always)
-    func exactDeadline(_ record: TrackedBeacon) -> Double {
-        guard record.deadlineLacksModel else { return record.exitDeadline }
-        let rule = hot.evidenceHot
-        let model = record.lastHeard + Swift.min(rule.ceiling, Swift.max(rule.floor, record.presence.modelSilence(rule)))
-        return Swift.max(record.exitDeadline, model)
-    }
-
-    /// Sets the deadline after a packet at `time` (the record's `lastHeard`). For a present
-    /// beacon with a reception pattern it stores only the guards' bound and leaves the model's
-    /// term (logarithms, when due) until a silence reaches that bound: for a beacon heard
-    /// several times a second, never.
-    @inline(__always)
-    func setEvidenceDeadline(_ record: inout TrackedBeacon, at time: Double) {
-        guard record.isPresent && record.presence.hasPattern && time.isFinite else {
-            record.exitDeadline = time + evidenceTimeout(record)
-            record.deadlineLacksModel = false
-            return
-        }
-        let learned = receiverDropout.silence > 0 && record.presence.isStrong(hot.evidenceHot)
-            ? receiverDropout.faded(at: now, memory: hot.evidenceHot.receiverDropoutMemory) : 0
-        record.exitDeadline = time + record.presence.guardedTimeout(hot.evidenceHot, receiverDropout: learned)
-        record.deadlineLacksModel = true
     }
 
     @inline(__always)

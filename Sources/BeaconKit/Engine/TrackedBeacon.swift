@@ -25,9 +25,6 @@ struct TrackedBeacon: Sendable {
     /// Changed since the owner last took the changes (``BeaconEngine/takeChanges()``), so a
     /// checkpoint writes only the beacons a batch touched.
     var isChanged = false
-    /// `exitDeadline` is a lower bound without the evidence rule's model term
-    /// (`BeaconEngine.exactDeadline` gives the deadline itself).
-    var deadlineLacksModel = false
     var proximity = ProximityTracker()
     /// Where this beacon's monitored-region indices start in the engine's match pool.
     var monitorMatchStart: UInt32 = 0

@@ -60,8 +60,7 @@ extension DeviceCommand {
 
         func run() async throws {
             let data = try await connection.send("GET", "/v1/devices/\(try DeviceCommand.pathSegment(id))")
-            if json { return try StandardOutput.line(String(decoding: data, as: UTF8.self)) }
-            try StandardOutput.line(List.line(try JSONDecoder().decode(Device.self, from: data)))
+            try connection.show(data, json: json, as: Device.self) { [List.line($0)] }
         }
     }
 

@@ -88,10 +88,10 @@ struct MessagesCommand: AsyncParsableCommand {
             let schedule = MessageSchedule(from: from, to: to, days: try weekdays(), timeOfDay: try timeOfDay(), timeZone: timeZone)
             let request = NewDayMessage(zoneID: zone, beaconID: beacon, format: format, body: body, schedule: schedule)
             let data = try await connection.send("POST", "/v1/messages", body: try JSONEncoder().encode(request))
-            if json { return try StandardOutput.line(String(decoding: data, as: UTF8.self)) }
-            let saved = try JSONDecoder().decode(SavedDayMessage.self, from: data)
-            try StandardOutput.line("message \(saved.message.id) added: \(List.line(saved.message))")
-            if !saved.removed.isEmpty { try StandardOutput.line("sanitising removed: \(saved.removed.joined(separator: ", "))") }
+            try connection.show(data, json: json, as: SavedDayMessage.self) { saved in
+                ["message \(saved.message.id) added: \(List.line(saved.message))"]
+                    + (saved.removed.isEmpty ? [] : ["sanitising removed: \(saved.removed.joined(separator: ", "))"])
+            }
         }
     }
 
@@ -149,10 +149,9 @@ struct MessagesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let data = try await connection.send("GET", "/v1/messages/\(id)")
-            if json { return try StandardOutput.line(String(decoding: data, as: UTF8.self)) }
-            let message = try JSONDecoder().decode(DayMessage.self, from: data)
-            try StandardOutput.line("\(message.id)  \(List.line(message))")
-            try StandardOutput.line(message.body)
+            try connection.show(data, json: json, as: DayMessage.self) { message in
+                ["\(message.id)  \(List.line(message))", message.body]
+            }
         }
     }
 

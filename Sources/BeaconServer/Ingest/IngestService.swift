@@ -191,14 +191,17 @@ public final class IngestService: Sendable {
         var messages: [BeaconIdentity: DeliveredMessage?] = [:]
         for change in changes {
             if resolved[change.identity] == nil {
-                resolved[change.identity] = .some(try await Store.resolve(change.identity, db: db))
+                // Awaited into a local first, so no dictionary access is open across the suspension.
+                let found = try await Store.resolve(change.identity, db: db)
+                resolved[change.identity] = .some(found)
             }
             let meaning = resolved[change.identity] ?? nil
             let label = meaning?.label ?? change.identity.description
             var message: DeliveredMessage?
             if forDevice, change.transition == .enter {
                 if messages[change.identity] == nil {
-                    messages[change.identity] = .some(try await Store.currentMessage(for: change.identity, at: now, db: db)?.delivered)
+                    let current = try await Store.currentMessage(for: change.identity, at: now, db: db)?.delivered
+                    messages[change.identity] = .some(current)
                 }
                 message = messages[change.identity] ?? nil
             }

@@ -8,6 +8,8 @@ struct Advertise: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Transmit as an iBeacon until interrupted (SIGINT or SIGTERM disables advertising first).")
 
+    @OptionGroup var configurationFile: ConfigurationFileOptions
+
     @Option(help: "Proximity UUID.")
     var uuid: String?
 

@@ -10,6 +10,8 @@ struct GatewayCommand: AsyncParsableCommand {
         discussion: "Batches are retried until the server takes them; while it is unreachable, up to --buffer sightings wait (oldest dropped first)."
     )
 
+    @OptionGroup var configurationFile: ConfigurationFileOptions
+
     @Option(help: "The server's base URL, e.g. http://127.0.0.1:8080.")
     var server: String
 

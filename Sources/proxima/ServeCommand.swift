@@ -11,6 +11,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: "With --demo it seeds a retail shop and simulates a shopper, so events flow with no radio."
     )
 
+    @OptionGroup var configurationFile: ConfigurationFileOptions
+
     @Option(help: "sqlite:PATH or postgres://user[:password]@host[:port]/database.")
     var database = "sqlite:./proxima.sqlite"
 

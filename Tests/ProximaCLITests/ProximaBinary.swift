@@ -47,12 +47,16 @@ struct ProximaBinary {
                 process.terminationReason == .uncaughtSignal)
     }
 
-    static func run(_ arguments: [String], input: String? = nil, currentDirectory: URL? = nil) throws -> Outcome {
+    static func run(_ arguments: [String], input: String? = nil, currentDirectory: URL? = nil,
+                    environment: [String: String] = [:]) throws -> Outcome {
         let executable = try #require(url, "the proxima executable was not built next to the tests (swift build --build-tests)")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe(), error = Pipe(), standardInput = Pipe()
         process.standardOutput = output
         process.standardError = error

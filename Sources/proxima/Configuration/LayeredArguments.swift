@@ -28,6 +28,8 @@ struct LayeredArguments: Sendable {
 
     static let layeredCommands: Set<String> = ["serve", "gateway", "advertise"]
     static let environmentPrefix = "PROXIMA_"
+    /// Variables the commands read themselves rather than through an option.
+    static let readDirectly: Set<String> = ["PROXIMA_CONFIG_FILE", "PROXIMA_CONFIG_DIR", "PROXIMA_ADMIN_TOKEN", "PROXIMA_GATEWAY_TOKEN"]
 
     var arguments: [String]
     var resolved: [Resolved]
@@ -84,7 +86,7 @@ struct LayeredArguments: Sendable {
                 throw ConfigurationError(path: file.path, line: line, "section [\(section)] is not one of [serve], [gateway], [advertise]")
             }
         }
-        let known = Set(options.options.keys.map(environmentName(of:))).union(["PROXIMA_CONFIG_FILE"])
+        let known = Set(options.options.keys.map(environmentName(of:))).union(readDirectly)
         let unused = environment.keys.filter { $0.hasPrefix(environmentPrefix) && !known.contains($0) }.sorted()
         // The layered values go first, so anything the parser reports about the user's own
         // arguments keeps its place.

@@ -3,7 +3,7 @@ import Foundation
 
 /// The switched-off benchmark: for fixed receivers and beacons that have a region of their own,
 /// exit latency after each switch-off and false exits while the beacon transmits, by the pair's
-/// reception rate, beside Poisson's bound `T* = ln(3600·λ/ε)/λ` (see ``EvidenceExitParameters``).
+/// reception rate, beside Poisson's bound `T* = ln(3600·λ/ε)/λ` (see `EvidenceExitParameters` in BeaconKit).
 ///
 /// Its truth is the beacon's own switch schedule, not the mean-power membership of the main
 /// report: a fixed receiver at the edge of range hears a beacon the mean power calls out of

@@ -41,7 +41,7 @@ struct LocationPass {
     /// fixRooms[direction][method][hysteresis]: the evaluation's configuration, and none.
     private var fixRooms: [Direction: [LocateMethod: [FixRoomPresence]]] = [:]
     static let hysteresisLabels = ["", ", no hysteresis"]
-    /// The room filters (``RoomFilter``), per direction, each fed the likelihoods of its methods' fixes.
+    /// The room filters (`RoomFilter`), per direction, each fed the likelihoods of its methods' fixes.
     private var roomFilters: [Direction: [RoomFilter]] = [:]
     let roomFilterVariants: [Direction: [RoomFilterVariant]]
     private let roomLikelihoods: [Double: RoomLikelihood]

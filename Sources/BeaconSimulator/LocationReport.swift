@@ -18,7 +18,7 @@ public struct LocationReport: Sendable, Hashable, Codable {
         }
     }
 
-    /// The room decider used by default in both directions: a ``RoomFilter`` fed by the
+    /// The room decider used by default in both directions: a `RoomFilter` fed by the
     /// particle filter's, fingerprint's and trilateration's fixes.
     public static let defaultRoomDecider = "room filter (default)"
 
@@ -33,7 +33,7 @@ public struct LocationReport: Sendable, Hashable, Codable {
 
     public struct RoomResult: Sendable, Hashable, Codable {
         public var direction: Direction
-        /// How rooms were decided: ``LocationReport/defaultRoomDecider`` (a ``RoomFilter``),
+        /// How rooms were decided: ``LocationReport/defaultRoomDecider`` (a `RoomFilter`),
         /// possibly with a variant after a comma, "room gateways", "room beacons", a peer's rule
         /// (a label ending in "(peer)": ESPresense, Bermuda, room-assistant; tags only) or
         /// "fixes (METHOD)", with ", no hysteresis" when the room of every fix is taken as it comes.

@@ -2,7 +2,7 @@ import BeaconKit
 import Foundation
 
 extension Sighting {
-    /// One line for a live listing: time (``TimeDisplay``), address, format, identity, power,
+    /// One line for a live listing: time (`TimeDisplay`), address, format, identity, power,
     /// RSSI or "n/a".
     public var listingLine: String {
         let clock = TimeDisplay.string(time)

@@ -2,7 +2,7 @@ import BeaconKit
 import Foundation
 
 extension SightingSource {
-    /// A live scan on a controller; ``SightingSource/stop`` disables the scan and closes the
+    /// A live scan on a controller; `stop()` disables the scan and closes the
     /// controller. Every report is delivered (duplicates are not filtered), and `recorders` get
     /// every HCI packet.
     public static func scan(_ endpoint: ControllerEndpoint, settings: ScanSettings = ScanSettings(),

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 
 /// The one reading loop behind both event streams (Server-Sent Events and WebSocket): stored
 /// events after a cursor, a page at a time; then, when following, a wait for this instance's
@@ -11,12 +12,14 @@ struct EventFeed: Sendable {
     let pollInterval: Duration
 
     /// Hands each non-empty page to `deliver` in id order and calls `idle` before each wait.
-    /// Returns once caught up when not following, or when the task is cancelled.
+    /// Returns once caught up when not following, when the task is cancelled, or when the server
+    /// shuts down: a following stream would otherwise hold a graceful shutdown until its
+    /// client's departure showed on a keep-alive write.
     func run(after: Int, follow: Bool,
              deliver: ([StoredEvent]) async throws -> Void,
              idle: () async throws -> Void = {}) async throws {
         var last = after
-        while !Task.isCancelled {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
             let page = try await store.events(after: last, filter: filter, limit: EventPage.maximumLimit)
             if let newest = page.last {
                 try await deliver(page)

@@ -75,8 +75,16 @@ public actor GatewayUploader {
         finished = false
         let interval = configuration.flushInterval
         let flusher = Task {
+            let clock = ContinuousClock()
             while !self.finished {
-                try await Task.sleep(for: interval)
+                // Slept in short steps, so the end of the source (a stopped gateway) is not
+                // kept waiting for a long interval. The flusher is never cancelled: a batch it
+                // is posting has left the buffer and must reach the server.
+                let due = clock.now + interval
+                while clock.now < due, !self.finished {
+                    try await clock.sleep(until: min(due, clock.now + .milliseconds(100)))
+                }
+                if self.finished { break }
                 try await self.flush(onlyFull: false)
             }
         }

@@ -64,10 +64,15 @@ extension Simulation {
     public static func sightings(_ scenario: Scenario, pacing: Pacing = .virtual,
                                  duration: Double? = nil) -> AsyncThrowingStream<Sighting, any Error> {
         let simulated = stream(scenario, pacing: pacing, duration: duration)
-        return AsyncThrowingStream { continuation in
+        // Bounded like the inner stream: waits while the consumer is behind.
+        return AsyncThrowingStream(bufferingPolicy: .bufferingOldest(4096)) { continuation in
             let task = Task {
                 do {
-                    for try await item in simulated { continuation.yield(item.sighting) }
+                    for try await item in simulated {
+                        while case .dropped = continuation.yield(item.sighting) {
+                            try await Task.sleep(for: .milliseconds(1))
+                        }
+                    }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)

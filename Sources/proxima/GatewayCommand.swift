@@ -71,11 +71,18 @@ struct GatewayCommand: AsyncParsableCommand {
     var resolvedToken: String? { token ?? ProcessInfo.processInfo.environment["PROXIMA_GATEWAY_TOKEN"] }
 
     func run() async throws {
+        // SIGINT or SIGTERM ends the source; what was read is still posted before exiting
+        // (a second signal, once the first has been handled, ends the process at once).
+        let source = StoppableSource(try await self.source.open()) { number in
+            printError("\(ProcessSignals.name(number)) received: posting what is buffered, then stopping")
+            signal(number, SIG_DFL)
+        }
+        defer { source.finish() }
         if !receiverToken.isEmpty {
             var configuration = ReceiverLanes.Configuration(server: URL(string: server)!, tokens: try receiverTokens())
             configuration.slice = slice
             configuration.batchSize = batch
-            let statistics = try await ReceiverLanes(configuration: configuration).run(source: try await source.open().sightings)
+            let statistics = try await ReceiverLanes(configuration: configuration).run(source: source.sightings)
             for (name, posted) in statistics.postedByReceiver.sorted(by: { $0.key < $1.key }) {
                 try StandardOutput.line("\(name): posted \(posted) sightings")
             }
@@ -87,7 +94,7 @@ struct GatewayCommand: AsyncParsableCommand {
         configuration.bufferLimit = buffer
         configuration.flushInterval = .milliseconds(Int64(interval * 1000))
         let uploader = GatewayUploader(configuration: configuration)
-        try await uploader.run(source: try await source.open().sightings)
+        try await uploader.run(source: source.sightings)
         let statistics = await uploader.statistics
         try StandardOutput.line("posted \(statistics.posted) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.dropped) dropped)")
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import BeaconTesting
 import Testing
 
 /// A following event stream must not hold the server's graceful shutdown: before this was
@@ -31,5 +32,41 @@ import Testing
         #expect(status == 0, "serve should exit cleanly on SIGTERM: \(server.outputText.suffix(1000))")
         _ = try? await streamEnded.value
         #expect(!server.process.isRunning)
+    }
+}
+
+/// `proxima gateway` given SIGTERM (systemctl stop) posts what it has buffered, then exits 0,
+/// instead of dying with the buffer unposted.
+@Suite struct GatewayStopTests {
+    @Test func aStoppedGatewayPostsWhatItHeld() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-gateway-stop-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Simulated time starts in 1970: let the server take sightings that old.
+        let (server, base) = try await ProximaProcess.serve(database: "sqlite:\(folder.path)/proxima.sqlite", instance: "gateway-stop",
+                                                            extra: ["--sighting-max-age", "\(Date().timeIntervalSince1970 + 86_400)"])
+        defer { server.stop() }
+        let admin = APIClient(base: base, token: ProximaProcess.adminToken)
+        struct NewGateway: Encodable { var name: String }
+        struct Registered: Decodable { var token: String }
+        let token = try await admin.send("POST", "/v1/gateways", NewGateway(name: "shelf"), as: Registered.self).token
+
+        // Real-time pacing and a long flush interval: everything heard stays buffered until
+        // the gateway is stopped.
+        let scenario = BTVirt.packageRoot.appendingPathComponent("examples/retail.json").path
+        let gateway = try ProximaProcess(["gateway", "--server", base.absoluteString, "--token", token,
+                                          "--simulate", scenario, "--speed", "1", "--batch", "5000", "--interval", "600"])
+        try await Task.sleep(for: .seconds(3))
+        gateway.process.terminate()
+        let status = try await gateway.waitForExit(timeout: .seconds(60))
+        #expect(status == 0 && gateway.process.terminationReason == .exit, "\(gateway.outputText)")
+        #expect(gateway.outputText.contains("SIGTERM received: posting what is buffered"), "\(gateway.outputText)")
+        let posted = gateway.outputText.firstMatch(of: /posted (\d+) sightings/).flatMap { Int($0.1) }
+        #expect((posted ?? 0) > 0, "\(gateway.outputText)")
+
+        var request = HTTPClientRequest(url: base.absoluteString + "/metrics")
+        request.headers.add(name: "Authorization", value: "Bearer \(ProximaProcess.adminToken)")
+        let metrics = String(buffer: try await HTTPClient.shared.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20))
+        let ingested = metrics.firstMatch(of: /proxima_sightings_ingested_total (\d+)/).flatMap { Int($0.1) }
+        #expect(ingested == posted, "the server took \(ingested.map(String.init) ?? "none") of \(posted ?? 0) posted")
     }
 }

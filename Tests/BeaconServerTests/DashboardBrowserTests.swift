@@ -114,6 +114,7 @@ struct DashboardBrowserTests {
         var operatorToken: String
         var readerToken: String
         var beaconCount: Int
+        var siteID: Int
     }
 
     static func seed(_ admin: APIClient) async throws -> Seeded {
@@ -145,7 +146,7 @@ struct DashboardBrowserTests {
         }
         let operatorToken = try JSONDecoder().decode(Issued.self, from: try await post("/v1/tokens", #"{"name":"floor manager","role":"operator"}"#)).token
         let readerToken = try JSONDecoder().decode(Issued.self, from: try await post("/v1/tokens", #"{"name":"visitor desk","role":"read-only"}"#)).token
-        return Seeded(receiverTokens: tokens, walkerID: walkerID, operatorToken: operatorToken, readerToken: readerToken, beaconCount: configured.count)
+        return Seeded(receiverTokens: tokens, walkerID: walkerID, operatorToken: operatorToken, readerToken: readerToken, beaconCount: configured.count, siteID: site.id)
     }
 
     static func signIn(_ browser: BrowserSession, token: String) async throws {
@@ -240,10 +241,37 @@ struct DashboardBrowserTests {
         try await browser.click("form[aria-label='New message of the day'] button[type=submit]")
         try await browser.waitFor("the new message", "return [...document.querySelectorAll('#message-table td.body')].some(td => td.textContent === 'Welcome to the hall')")
 
+        // Help requests: one filed by a visitor's phone appears in the open page's queue without
+        // a reload, staff acknowledge it there, and the response-time figures have a table.
+        try await show(browser, page: "help")
+        try await browser.waitFor("the help page", "return document.getElementById('help-queue') !== null && document.getElementById('help-queue').children.length > 0")
+        struct Device: Decodable { var token: String }
+        struct Filed: Decodable { var id: Int }
+        let visitor = try JSONDecoder().decode(Device.self, from: try await admin.data("POST", "/v1/devices",
+            body: Data(#"{"siteID":\#(seeded.siteID),"name":"visitor","consent":{"events":true,"positions":false}}"#.utf8)))
+        let filed = try JSONDecoder().decode(Filed.self, from: try await APIClient(base: base, token: visitor.token)
+            .data("POST", "/v1/help-requests", body: Data(#"{"name":"Ada <b>L</b>","minor":4242}"#.utf8)))
+        let helpRow = "#help-table tr[data-help='\(filed.id)']"
+        try await browser.waitFor("the help request in the queue", timeout: .seconds(10), "return document.querySelector(\"\(helpRow)\")?.dataset.state === 'open'")
+        #expect(try await browser.run("return performance.getEntriesByType('navigation').length === 1 && window.proximaNoReload === true").bool == true)
+        #expect(try await browser.run("return document.querySelector(\"\(helpRow) td.label\").textContent").string == "Ada <b>L</b>")
+        try await browser.click("\(helpRow) button.help-acknowledge")
+        try await browser.waitFor("the acknowledgement", "return document.querySelector(\"\(helpRow)\")?.dataset.state === 'acknowledged'")
+        try await browser.waitFor("the response-time table", "return [...document.querySelectorAll('#help-metrics table caption')].some(c => c.textContent === 'Mean response times')")
+        #expect(try await browser.run("return document.querySelector('#help-metrics svg[role=img]')?.getAttribute('aria-label')").string == "Mean response times")
+
+        // Queues: a queue between two zones is listed with who waits now and its waits by hour.
+        struct Zone: Decodable { var id: Int }
+        let zones = try await admin.get("/v1/sites/\(seeded.siteID)/zones", as: [Zone].self)
+        _ = try await admin.data("POST", "/v1/queues", body: Data(#"{"name":"Counter queue","entryZoneID":\#(zones[0].id),"serviceZoneID":\#(zones[1].id)}"#.utf8))
+        try await show(browser, page: "queues")
+        try await browser.waitFor("the queue table", timeout: .seconds(10), "return [...document.querySelectorAll('#queue-table td.label')].some(td => td.textContent === 'Counter queue')")
+        #expect(try await browser.run("return document.querySelectorAll('.queue-history').length").number == 1)
+
         // Screenshots of each page at desktop and phone widths.
         for (size, width, height, mobile) in [("desktop", 1280, 900, false), ("phone", 390, 844, true)] {
             try await browser.viewport(width: width, height: height, mobile: mobile)
-            for page in ["venue", "events", "fleet", "registry", "messages", "devices"] {
+            for page in ["venue", "events", "fleet", "registry", "help", "queues", "messages", "devices"] {
                 try await show(browser, page: page)
                 try await browser.waitFor("\(page) content", "return document.querySelector('.page-body').children.length > 0")
                 try await Task.sleep(for: .milliseconds(700))
@@ -264,6 +292,9 @@ struct DashboardBrowserTests {
         try await show(browser, page: "registry")
         try await browser.waitFor("the registry", "return document.querySelector('#beacon-table') !== null")
         #expect(try await browser.run("return document.querySelectorAll('#plan-text, #directory-file').length").number == 0)
+        try await show(browser, page: "help")
+        try await browser.waitFor("the help queue", "return document.querySelector('#help-table') !== null")
+        #expect(try await browser.run("return document.querySelectorAll('#help-table button').length").number == 0)
         try await show(browser, page: "messages")
         try await browser.waitFor("the message list", "return document.querySelector('#message-table') !== null")
         #expect(try await browser.run("return document.querySelectorAll('.page-body form, .page-body button.remove').length").number == 0)

@@ -106,3 +106,50 @@ export function followEvents(query, onEvents, { after = 0, onState } = {}) {
   run();
   return () => { stopped = true; controller.abort(); };
 }
+
+/**
+ * Follows any of the server's Server-Sent Event streams (`path` with its query) and calls
+ * `onChange(events)` for each batch of parsed `data:` blocks; reconnects after a pause from the
+ * last id seen. Returns a function that stops it.
+ */
+export function followStream(path, onChange, { onState } = {}) {
+  const controller = new AbortController();
+  let lastID = null;
+  let stopped = false;
+  async function run() {
+    while (!stopped) {
+      try {
+        const headers = { Accept: 'text/event-stream', Authorization: `Bearer ${storedToken()}` };
+        if (lastID !== null) headers['Last-Event-ID'] = String(lastID);
+        const response = await fetch(path, { headers, signal: controller.signal, credentials: 'omit', cache: 'no-store' });
+        if (!response.ok) throw await failure(response);
+        onState?.('live');
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end;
+          const batch = [];
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const idLine = block.split('\n').find((line) => line.startsWith('id: '));
+            if (idLine) lastID = Number(idLine.slice(4));
+            const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+            if (!data) continue;
+            try { batch.push(JSON.parse(data)); } catch { /* a malformed block is skipped */ }
+          }
+          if (batch.length) onChange(batch);
+        }
+      } catch (error) {
+        if (stopped) return;
+        onState?.(`reconnecting (${error.message})`);
+      }
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
+  run();
+  return () => { stopped = true; controller.abort(); };
+}

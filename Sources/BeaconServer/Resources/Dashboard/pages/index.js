@@ -6,10 +6,11 @@ import fleet from './fleet.js';
 import registry from './registry.js';
 import messages from './messages.js';
 import devices from './devices.js';
+import help from './help.js';
+import queues from './queues.js';
 
 export const pageGroups = [
   { id: 'operations', title: 'Operations', pages: [venue, events, fleet, registry] },
-  // Applications built on the visitors' phones. Help requests and queues join this list with
-  // their server features; until then they have no page rather than an empty one.
-  { id: 'applications', title: 'Applications', pages: [messages, devices] },
+  // Applications built on the visitors' phones.
+  { id: 'applications', title: 'Applications', pages: [help, queues, messages, devices] },
 ];

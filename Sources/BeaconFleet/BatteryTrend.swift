@@ -32,6 +32,13 @@ struct BatteryTrend: Sendable {
         if currentReadings.count < Self.readingsPerHour { currentReadings.append(millivolts) }
     }
 
+    /// The current, unfinished hour's median so far.
+    var currentHourMedian: BatteryHistory.Reading? {
+        guard let hour = currentHour, !currentReadings.isEmpty else { return nil }
+        let sorted = currentReadings.sorted()
+        return BatteryHistory.Reading(time: Double(hour) * 3600, millivolts: Double(sorted[sorted.count / 2]))
+    }
+
     private mutating func closeHour() {
         guard let hour = currentHour, !currentReadings.isEmpty else { return }
         let sorted = currentReadings.sorted()

@@ -234,6 +234,15 @@ struct DashboardBrowserTests {
         try await browser.click("button.ack")
         try await browser.waitFor("the acknowledgement", "return [...document.querySelectorAll('#alert-table td')].some(td => td.textContent.includes('acknowledged by floor manager'))")
 
+        // The battery trend of b4 comes from the server's hourly readings: a chart exactly when
+        // the server has readings for it.
+        struct Battery: Decodable { struct Reading: Decodable { var millivolts: Double }; var readings: [Reading] }
+        let battery = try await admin.get("/v1/fleet/battery?beacon=\(uuid):1:1004", as: Battery.self)
+        try await browser.click("\(b4) button.link")
+        try await browser.waitFor("b4's battery trend", "const t = document.querySelector('.trend h3')?.textContent ?? ''; return t.startsWith('Battery of') && t.includes('East Door')")
+        let charted = try await browser.run("return document.querySelectorAll('.trend svg[role=img]').length")
+        #expect(charted.number == (battery.readings.isEmpty ? 0 : 1), "\(battery.readings.count) readings, \(charted) charts")
+
         // Messages: an operator adds one through the form.
         try await show(browser, page: "messages")
         try await browser.waitFor("the message form", "return document.getElementById('message-body') !== null")

@@ -19,6 +19,29 @@ extension ProximaServer {
             return try Self.json(FleetSummary(siteID: siteID, time: fleet.now, beacons: fleet.report(siteID: siteID).map(Self.finite),
                                             unregistered: unregistered))
         }
+        router.get("/v1/fleet/battery") { [store, ingestion] request, context in
+            try context.require(.read)
+            guard let text = Self.query(request, "beacon") else {
+                throw APIError(.badRequest, field: "beacon", "expected UUID:MAJOR:MINOR of a registered beacon")
+            }
+            let identity: BeaconIdentity
+            do {
+                let region = try BeaconRegion(parsing: text)
+                guard let major = region.major, let minor = region.minor else { throw RegionError(identifier: text, reason: "needs a major and a minor") }
+                identity = BeaconIdentity(uuid: region.uuid, major: major, minor: minor)
+            } catch {
+                throw APIError(.badRequest, field: "beacon", "expected UUID:MAJOR:MINOR, found '\(text.prefix(60))'")
+            }
+            guard let fleet = ingestion.fleet else { throw APIError(.notFound, field: "beacon", "fleet health is off on this server") }
+            try await fleet.refreshRegistry(store: store)
+            guard let history = fleet.batteryHistory(of: identity) else {
+                throw APIError(.notFound, field: "beacon", "\(text.prefix(60)) is not a registered beacon")
+            }
+            var finite = history
+            if let value = finite.fittedMillivolts, !value.isFinite { finite.fittedMillivolts = nil }
+            if let value = finite.millivoltsPerDay, !value.isFinite { finite.millivoltsPerDay = nil }
+            return try Self.json(finite)
+        }
         router.get("/v1/fleet/alerts") { [store] request, context in
             try context.require(.read)
             let siteID = try await Self.siteFilter(request, store: store)

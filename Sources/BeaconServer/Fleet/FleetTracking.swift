@@ -156,6 +156,12 @@ public final class FleetTracking: Sendable {
         }
     }
 
+    /// A registered beacon's battery readings by hour (this instance's memory: relearnt after a
+    /// restart, like coverage).
+    public func batteryHistory(of identity: BeaconIdentity) -> BatteryHistory? {
+        state.withLock { $0.monitor.batteryHistory(of: identity) }
+    }
+
     /// Identities under the organisations' UUIDs the registry does not know, and where they are.
     public var unregisteredIdentities: [UnregisteredSighting] {
         state.withLock { $0.monitor.unregisteredIdentities }

@@ -10,9 +10,6 @@ function render(container, { session }) {
   const alertsHolder = el('div');
   const unregisteredHolder = el('div');
   const trendHolder = el('div', { class: 'trend', 'aria-live': 'polite' });
-  // Battery readings seen while this page is open, per beacon: the server keeps the fitted
-  // trend (days left), not the readings themselves.
-  const batteryReadings = new Map();
   let chosenTrend = null;
   let stops = [];
   let site = null;
@@ -22,17 +19,10 @@ function render(container, { session }) {
   async function refresh() {
     const query = site ? `?site=${site.id}` : '';
     const [fleet, alerts] = await Promise.all([get(`/v1/fleet${query}`), get(`/v1/fleet/alerts${query}`)]);
-    for (const row of fleet.beacons) {
-      if (typeof row.batteryMillivolts !== 'number') continue;
-      const key = identity(row);
-      const readings = batteryReadings.get(key) ?? [];
-      if (readings.at(-1)?.value !== row.batteryMillivolts || readings.length === 1) readings.push({ time: fleet.time, value: row.batteryMillivolts });
-      batteryReadings.set(key, readings.slice(-200));
-    }
     drawBeacons(fleet);
     drawAlerts(alerts.alerts);
     drawUnregistered(fleet.unregistered ?? []);
-    drawTrend();
+    if (chosenTrend) drawTrend().catch(showError);
     status.textContent = `Fleet as of ${formatTime(fleet.time)} (gateways' clock)`;
   }
 
@@ -40,7 +30,7 @@ function render(container, { session }) {
     const rows = fleet.beacons.map((row) => {
       const shown = displayState(row);
       const trendButton = el('button', { type: 'button', class: 'link', text: 'Battery trend', 'aria-label': `Battery trend of ${row.label}` });
-      trendButton.addEventListener('click', () => { chosenTrend = { key: identity(row), label: row.label }; drawTrend(); });
+      trendButton.addEventListener('click', () => { chosenTrend = { key: identity(row), label: row.label }; drawTrend().catch(showError); });
       return el('tr', { 'data-beacon': identity(row), 'data-state': shown },
         el('td', {}, el('span', { class: `badge state-${shown.replace(' ', '-')}`, text: shown })),
         el('td', { class: 'label', text: row.label }),
@@ -82,16 +72,22 @@ function render(container, { session }) {
         el('td', { text: formatTime(item.lastHeard) }), el('td', { text: item.packets })))));
   }
 
-  function drawTrend() {
-    clear(trendHolder);
-    if (!chosenTrend) return;
-    const readings = batteryReadings.get(chosenTrend.key) ?? [];
-    trendHolder.append(el('h3', { text: `Battery of ${chosenTrend.label}` }));
-    if (!readings.length) {
-      trendHolder.append(message('This beacon has sent no battery reading (telemetry) while this page was open.'));
+  // The server keeps each beacon's battery readings by hour (the medians its trend is fitted
+  // through); the chart shows them with the fitted slope.
+  async function drawTrend() {
+    const chosen = chosenTrend;
+    const history = await get(`/v1/fleet/battery?beacon=${encodeURIComponent(chosen.key)}`);
+    if (chosen !== chosenTrend) return;
+    clear(trendHolder).append(el('h3', { text: `Battery of ${chosen.label}` }));
+    if (!history.readings.length) {
+      trendHolder.append(message('This beacon has sent no battery reading (Eddystone-TLM) yet.'));
       return;
     }
-    trendHolder.append(lineChart(`Battery readings of ${chosenTrend.label} since this page opened (mV)`, readings, { unit: 'mV' }));
+    const points = history.readings.map((reading) => ({ time: reading.time, value: reading.millivolts }));
+    trendHolder.append(lineChart(`Battery of ${chosen.label} by hour (mV)`, points, { unit: 'mV' }));
+    trendHolder.append(message(typeof history.millivoltsPerDay === 'number'
+      ? `Fitted: ${history.fittedMillivolts.toFixed(0)} mV now, ${history.millivoltsPerDay.toFixed(1)} mV a day.`
+      : 'No trend yet: it needs a day of hourly readings.'));
   }
 
   async function chooseSite(chosen) {

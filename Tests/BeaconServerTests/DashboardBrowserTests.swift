@@ -27,7 +27,7 @@ struct DashboardBrowserTests {
         {"name": "b1", "major": 1, "minor": 1001, "position": {"x": 5, "y": 10}, "interval": 0.5},
         {"name": "b2", "major": 1, "minor": 1002, "position": {"x": 20, "y": 10}, "interval": 0.5},
         {"name": "b3", "major": 1, "minor": 1003, "position": {"x": 40, "y": 10}, "interval": 0.5},
-        {"name": "b4", "major": 1, "minor": 1004, "position": {"x": 55, "y": 10}, "interval": 0.5}
+        {"name": "b4", "major": 1, "minor": 1004, "position": {"x": 55, "y": 10}, "interval": 0.5, "tlm": true}
       ],
       "receivers": [
         {"name": "gw-west", "position": {"x": 12, "y": 10, "z": 2.5}},
@@ -241,6 +241,7 @@ struct DashboardBrowserTests {
         try await browser.click("\(b4) button.link")
         try await browser.waitFor("b4's battery trend", "const t = document.querySelector('.trend h3')?.textContent ?? ''; return t.startsWith('Battery of') && t.includes('East Door')")
         let charted = try await browser.run("return document.querySelectorAll('.trend svg[role=img]').length")
+        #expect(!battery.readings.isEmpty, "b4 sends TLM: the server should have its battery readings")
         #expect(charted.number == (battery.readings.isEmpty ? 0 : 1), "\(battery.readings.count) readings, \(charted) charts")
 
         // Messages: an operator adds one through the form.

@@ -251,6 +251,16 @@ struct DashboardBrowserTests {
         try await browser.click("form[aria-label='New message of the day'] button[type=submit]")
         try await browser.waitFor("the new message", "return [...document.querySelectorAll('#message-table td.body')].some(td => td.textContent === 'Welcome to the hall')")
 
+        // Registry: the numbering plan's use comes from the server; the four seeded beacons
+        // took the first minors of category 1.
+        try await show(browser, page: "registry")
+        try await browser.waitFor("the plan use table", "return document.querySelector('#plan-use-table tr[data-category=\"1\"]') !== null")
+        let planRow = try await browser.run("""
+            const row = document.querySelector('#plan-use-table tr[data-category="1"]');
+            return [row.querySelector('td.used').textContent, row.querySelector('td.free').textContent];
+            """)
+        #expect(planRow == .array([.string("4"), .string("995")]), "\(planRow)")
+
         // Help requests: one filed by a visitor's phone appears in the open page's queue without
         // a reload, staff acknowledge it there, and the response-time figures have a table.
         try await show(browser, page: "help")

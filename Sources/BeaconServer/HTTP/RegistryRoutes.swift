@@ -53,6 +53,10 @@ extension ProximaServer {
             _ = try await store.site(id: id)
             return try Self.json(try await store.zones(siteID: id))
         }
+        router.get("/v1/sites/:id/plan-use") { [store] _, context in
+            try context.require(.read)
+            return try Self.json(try await store.planUse(siteID: try Self.intParameter(context, "id")))
+        }
         router.post("/v1/sites/:id/plan") { [store] request, context in
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")

@@ -3,11 +3,6 @@
 import { get, request } from '../api.js';
 import { clear, el, identity, labelled, message, select, table } from '../dom.js';
 
-/** Minors a category owns: code × 1000 + 1 … code × 1000 + 999, cut at 65535. */
-export function categoryCapacity(code) {
-  return Math.max(0, Math.min(code * 1000 + 999, 65535) - code * 1000);
-}
-
 function render(container, { session }) {
   const siteHolder = el('div');
   const directoryHolder = el('div');
@@ -16,19 +11,18 @@ function render(container, { session }) {
   async function showSite(site, categories) {
     clear(siteHolder);
     if (!site) return;
-    const [zones, beacons] = await Promise.all([get(`/v1/sites/${site.id}/zones`), get(`/v1/beacons?site=${site.id}`)]);
+    const [zones, beacons, use] = await Promise.all([get(`/v1/sites/${site.id}/zones`), get(`/v1/beacons?site=${site.id}`),
+      get(`/v1/sites/${site.id}/plan-use`)]);
     const zoneByMinor = new Map(zones.map((zone) => [zone.minor, zone]));
     const names = new Map(categories.map((category) => [category.code, category.name]));
-    const used = new Map();
-    for (const zone of zones) used.set(zone.category, (used.get(zone.category) ?? 0) + 1);
-    const codes = [...new Set([...categories.map((category) => category.code), ...used.keys()])].sort((a, b) => a - b);
     siteHolder.append(
       el('h3', { text: `${site.name}: numbering plan` }),
-      table(`Minors per category under major ${site.major}`, ['Category', 'Name', 'Minors', 'Used', 'Free'],
-        codes.map((code) => el('tr', { 'data-category': code },
-          el('td', { text: code }), el('td', { text: names.get(code) ?? '–' }),
-          el('td', { text: `${code * 1000 + 1}…${Math.min(code * 1000 + 999, 65535)}` }),
-          el('td', { text: used.get(code) ?? 0 }), el('td', { class: 'free', text: categoryCapacity(code) - (used.get(code) ?? 0) })))),
+      table(`Minors per category under major ${use.major}`, ['Category', 'Name', 'Minors', 'Used', 'Free', 'Next free'],
+        use.categories.map((category) => el('tr', { 'data-category': category.code },
+          el('td', { text: category.code }), el('td', { text: category.name ?? '–' }),
+          el('td', { text: `${category.firstMinor}…${category.lastMinor}` }),
+          el('td', { class: 'used', text: category.used }), el('td', { class: 'free', text: category.free }),
+          el('td', { text: category.nextMinor ?? 'full' }))), { id: 'plan-use-table' }),
       table('Zones', ['Minor', 'Category', 'Label', 'Position (m)'],
         zones.map((zone) => el('tr', {}, el('td', { text: zone.minor }), el('td', { text: names.get(zone.category) ?? zone.category }),
           el('td', { class: 'label', text: zone.label }), el('td', { text: zone.position ? `${zone.position.x}, ${zone.position.y}` : '–' }))),

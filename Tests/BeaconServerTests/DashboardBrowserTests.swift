@@ -288,10 +288,19 @@ struct DashboardBrowserTests {
         try await browser.waitFor("the queue table", timeout: .seconds(10), "return [...document.querySelectorAll('#queue-table td.label')].some(td => td.textContent === 'Counter queue')")
         #expect(try await browser.run("return document.querySelectorAll('.queue-history').length").number == 1)
 
+        // Hunts and offers: a hunt and an offer made through the API are listed, names as text.
+        _ = try await admin.data("POST", "/v1/hunts", body: Data(#"{"siteID":\#(seeded.siteID),"name":"Hunt <script>x</script>","stampZoneIDs":[\#(zones[0].id),\#(zones[3].id)],"timeLimit":1800,"reward":"A free coffee"}"#.utf8))
+        _ = try await admin.data("POST", "/v1/offers", body: Data(#"{"zoneID":\#(zones[1].id),"title":"Two for one","body":"At the counter today"}"#.utf8))
+        try await show(browser, page: "engagement")
+        try await browser.waitFor("the hunt and the offer", timeout: .seconds(10),
+            "return document.querySelector('section.hunt h3')?.textContent === 'Hunt <script>x</script>' && document.querySelector('#offer-table td.label')?.textContent === 'Two for one'")
+        #expect(try await browser.run("return document.querySelectorAll('.page-body script').length").number == 0)
+        #expect(try await browser.run("return document.querySelectorAll('.page-body button.remove').length").number == 2)
+
         // Screenshots of each page at desktop and phone widths.
         for (size, width, height, mobile) in [("desktop", 1280, 900, false), ("phone", 390, 844, true)] {
             try await browser.viewport(width: width, height: height, mobile: mobile)
-            for page in ["venue", "events", "fleet", "registry", "help", "queues", "messages", "devices"] {
+            for page in ["venue", "events", "fleet", "registry", "help", "queues", "engagement", "messages", "devices"] {
                 try await show(browser, page: page)
                 try await browser.waitFor("\(page) content", "return document.querySelector('.page-body').children.length > 0")
                 try await Task.sleep(for: .milliseconds(700))
@@ -315,6 +324,9 @@ struct DashboardBrowserTests {
         try await show(browser, page: "help")
         try await browser.waitFor("the help queue", "return document.querySelector('#help-table') !== null")
         #expect(try await browser.run("return document.querySelectorAll('#help-table button').length").number == 0)
+        try await show(browser, page: "engagement")
+        try await browser.waitFor("the offers", "return document.querySelector('#offer-table') !== null")
+        #expect(try await browser.run("return document.querySelectorAll('.page-body button.remove').length").number == 0)
         try await show(browser, page: "messages")
         try await browser.waitFor("the message list", "return document.querySelector('#message-table') !== null")
         #expect(try await browser.run("return document.querySelectorAll('.page-body form, .page-body button.remove').length").number == 0)

@@ -21,6 +21,8 @@ public struct Principal: Sendable, Hashable {
     public var name: String
     public var role: Role
     public var gatewayID: String?
+    /// When the token stops working (seconds since 1970), if it was issued with an expiry.
+    public var expiresAt: Double? = nil
 }
 
 /// A new token: the secret is shown once, here, and only its hash is stored.
@@ -30,6 +32,7 @@ public struct IssuedToken: Sendable, Hashable, Codable {
     public var role: Role
     public var token: String
     public var gatewayID: String?
+    public var expiresAt: Double? = nil
 }
 
 public struct Gateway: Sendable, Hashable, Codable {
@@ -54,40 +57,47 @@ enum TokenHashing {
 }
 
 extension Store {
-    public func issueToken(name: String, role: Role, gatewayID: String? = nil, secret: String? = nil) async throws -> IssuedToken {
+    public func issueToken(name: String, role: Role, gatewayID: String? = nil, secret: String? = nil,
+                           expiresAt: Double? = nil) async throws -> IssuedToken {
         try await database.transaction { db in
-            try await Self.insertToken(name: name, role: role, gatewayID: gatewayID, secret: secret, db: db)
+            try await Self.insertToken(name: name, role: role, gatewayID: gatewayID, secret: secret, expiresAt: expiresAt, db: db)
         }
     }
 
-    static func insertToken(name: String, role: Role, gatewayID: String?, secret: String?, db: any SQLDatabase) async throws -> IssuedToken {
+    static func insertToken(name: String, role: Role, gatewayID: String?, secret: String?, expiresAt: Double? = nil,
+                            db: any SQLDatabase) async throws -> IssuedToken {
         try NameText.check(name, field: "name")
         let token = secret ?? TokenHashing.generate()
         guard token.count >= 16 else {
             throw RegistryError(.invalid, field: "token", "a token must have at least 16 characters")
         }
         guard let row = try await db.raw("""
-            INSERT INTO tokens (name, role, hash, gateway_id, created_at)
-            VALUES (\(bind: name), \(bind: role.rawValue), \(bind: TokenHashing.hash(token)), \(bind: gatewayID), \(bind: Date().timeIntervalSince1970))
+            INSERT INTO tokens (name, role, hash, gateway_id, created_at, expires_at)
+            VALUES (\(bind: name), \(bind: role.rawValue), \(bind: TokenHashing.hash(token)), \(bind: gatewayID), \(bind: Date().timeIntervalSince1970),
+                    \(bind: expiresAt))
             RETURNING id
             """).first() else {
             throw RegistryError(.invalid, field: "token", "the database returned no id for the new token")
         }
-        return IssuedToken(id: try row.int("id"), name: name, role: role, token: token, gatewayID: gatewayID)
+        return IssuedToken(id: try row.int("id"), name: name, role: role, token: token, gatewayID: gatewayID, expiresAt: expiresAt)
     }
 
-    /// The principal a presented token stands for, or nil when it is unknown.
-    public func authenticate(token: String) async throws -> Principal? {
+    /// The principal a presented token stands for, or nil when it is unknown, revoked or expired.
+    public func authenticate(token: String, now: Double = Date().timeIntervalSince1970) async throws -> Principal? {
         try await database.read { db in
-            guard let row = try await db.raw("SELECT id, name, role, gateway_id FROM tokens WHERE hash = \(bind: TokenHashing.hash(token))").first(),
+            guard let row = try await db.raw("""
+                    SELECT id, name, role, gateway_id, expires_at FROM tokens
+                    WHERE hash = \(bind: TokenHashing.hash(token)) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > \(bind: now))
+                    """).first(),
                   let role = Role(rawValue: try row.string("role")) else { return nil }
-            return Principal(tokenID: try row.int("id"), name: try row.string("name"), role: role, gatewayID: try row.optionalString("gateway_id"))
+            return Principal(tokenID: try row.int("id"), name: try row.string("name"), role: role, gatewayID: try row.optionalString("gateway_id"),
+                             expiresAt: try row.optionalDouble("expires_at"))
         }
     }
 
     public func hasAdminToken() async throws -> Bool {
         try await database.read { db in
-            try await db.raw("SELECT id FROM tokens WHERE role = 'admin'").first() != nil
+            try await db.raw("SELECT id FROM tokens WHERE role = 'admin' AND revoked_at IS NULL").first() != nil
         }
     }
 

@@ -112,5 +112,6 @@ enum Migrations {
         QueueMigrations.checkinsAndQueues,
         HelpRequestMigrations.helpRequests,
         HuntMigrations.huntsAndOffers,
+        TokenMigrations.lifecycle,
     ]
 }

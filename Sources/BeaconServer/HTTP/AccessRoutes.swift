@@ -5,6 +5,8 @@ extension ProximaServer {
     struct TokenRequest: Decodable {
         var name: String
         var role: Role
+        /// Seconds since 1970 after which the token stops working.
+        var expiresAt: Double?
     }
 
     struct GatewayRequest: Decodable {
@@ -28,7 +30,25 @@ extension ProximaServer {
             guard body.role != .device else {
                 throw APIError(.unprocessableContent, field: "role", "device tokens come with POST /v1/devices, which also registers the device")
             }
-            return try Self.json(try await store.issueToken(name: body.name, role: body.role), status: .created)
+            if let expiresAt = body.expiresAt {
+                guard expiresAt.isFinite, expiresAt > Date().timeIntervalSince1970 else {
+                    throw APIError(.unprocessableContent, field: "expiresAt", "expected a time in the future (seconds since 1970), found \(expiresAt)")
+                }
+            }
+            return try Self.json(try await store.issueToken(name: body.name, role: body.role, expiresAt: body.expiresAt), status: .created)
+        }
+        router.get("/v1/tokens") { [store] request, context in
+            try context.require(.administer)
+            let limit = try Self.limitQuery(request, default: 100, most: 1_000)
+            let before = try Self.optionalIntQuery(request, "before")
+            return try Self.json(try await store.tokens(before: before, limit: limit))
+        }
+        router.delete("/v1/tokens/:id") { [store] _, context in
+            try context.require(.administer)
+            let id = try Self.intParameter(context, "id")
+            let revoked = try await store.revokeToken(id: id)
+            await self.tokenCache.forget(tokenID: id)
+            return try Self.json(revoked)
         }
         router.post("/v1/gateways") { [store] request, context in
             try context.require(.administer)

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 
@@ -70,7 +71,10 @@ struct AuthenticationMiddleware: RouterMiddleware {
 }
 
 /// Remembers checked tokens for a short while, so a gateway posting many batches a second does
-/// not cost a database lookup each (tokens cannot be revoked yet; the TTL bounds staleness).
+/// not cost a database lookup each. A revocation on this instance drops the entry at once; a
+/// revocation by another instance cannot be seen without asking the database, so on PostgreSQL
+/// (where several instances share the tokens) nothing is remembered (`lifetime` zero). An entry
+/// never outlives its token's expiry.
 actor TokenCache {
     private var entries: [String: (principal: Principal, expires: ContinuousClock.Instant)] = [:]
     private let lifetime: Duration
@@ -83,9 +87,20 @@ actor TokenCache {
         let now = ContinuousClock.now
         if let entry = entries[token], entry.expires > now { return entry.principal }
         guard let principal = try await store.authenticate(token: token) else { return nil }
+        guard lifetime > .zero else { return principal }
+        var expires = now + lifetime
+        if let expiresAt = principal.expiresAt {
+            let left = expiresAt - Date().timeIntervalSince1970
+            expires = min(expires, now + .milliseconds(Int64(max(0, left) * 1000)))
+        }
         if entries.count > 10_000 { entries.removeAll() }
-        entries[token] = (principal, now + lifetime)
+        entries[token] = (principal, expires)
         return principal
+    }
+
+    /// Drops a revoked token, so it stops working at once on this instance.
+    func forget(tokenID: Int) {
+        entries = entries.filter { $0.value.principal.tokenID != tokenID }
     }
 
     /// Drops the remembered tokens of a deleted gateway or device, so they stop working at once

@@ -18,7 +18,7 @@ public final class ProximaServer: Sendable {
     /// One-time dashboard sign-in codes (docs/dashboard.md).
     public let signInCodes = SignInCodes()
     let limiter: RateLimiter
-    let tokenCache = TokenCache()
+    let tokenCache: TokenCache
     let webhooks: WebhookDispatcher
     let httpClient: HTTPClient
     let logger: Logger
@@ -28,6 +28,9 @@ public final class ProximaServer: Sendable {
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
         self.configuration = configuration
+        // Several instances share a PostgreSQL database: a token revoked by one must fail at
+        // once on all, so none remembers tokens.
+        tokenCache = TokenCache(lifetime: store.database.dialect == .postgres ? .zero : .seconds(30))
         self.metrics = ServerMetrics()
         self.ingestion = IngestService(store: store, instance: configuration.instanceName,
                                        settings: GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit),

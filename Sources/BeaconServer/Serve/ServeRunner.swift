@@ -67,6 +67,9 @@ public enum ServeRunner {
             try await store.database.migrate()
             if let secret = options.adminToken {
                 if try await store.authenticate(token: secret) == nil {
+                    if try await store.isKnownToken(secret) {
+                        throw ServeError("PROXIMA_ADMIN_TOKEN names a token that was revoked or has expired; set a new one")
+                    }
                     _ = try await store.issueToken(name: "admin (from environment)", role: .admin, secret: secret)
                 }
             } else if try await !store.hasAdminToken() {

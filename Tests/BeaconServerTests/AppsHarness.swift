@@ -28,9 +28,9 @@ struct AppsHarness: Sendable {
     /// Monday 23 November 2026, 12:00 UTC.
     static let monday = 1_795_435_200.0
 
-    static func with(configuration: ServerConfiguration = ServerConfiguration(),
+    static func with(configuration: ServerConfiguration = ServerConfiguration(), backend: TestBackend = .sqlite,
                      _ body: @Sendable (AppsHarness) async throws -> Void) async throws {
-        try await TestBackend.sqlite.withStore { store in
+        try await backend.withStore { store in
             let office = try await Fixture.office(store)
             let zone = try #require(try await store.zones(siteID: office.site.id).first)
             var tokens: [Role: String] = [:]

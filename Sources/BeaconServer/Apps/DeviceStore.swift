@@ -114,10 +114,28 @@ extension Store {
             guard try await Self.device(id: id, db: db) != nil else {
                 throw RegistryError(.notFound, field: "id", "no device \(id.prefix(64))")
             }
+            try await Self.eraseHelperTraces(of: id, db: db)
             try await db.raw("DELETE FROM region_events WHERE gateway_id = \(bind: id)").run()
             try await db.raw("DELETE FROM ranging_state WHERE gateway_id = \(bind: id)").run()
             // Cascades to the token, the checkpoint rows and the device row.
             try await db.raw("DELETE FROM gateways WHERE id = \(bind: id)").run()
         }
+    }
+
+    /// A device that helped other visitors is named in their requests, in their change history
+    /// and in the per-helper figures. Those rows are other people's, so they stay, with the
+    /// helper made anonymous under a fresh random name (the site's totals are unchanged); the
+    /// change history that quoted the helper is dropped.
+    static func eraseHelperTraces(of deviceID: String, db: any SQLDatabase) async throws {
+        let anonymous = "erased-" + UUID().uuidString.lowercased()
+        try await db.raw("""
+            UPDATE help_requests SET helper_id = \(bind: anonymous), helper_name = NULL, helper_device_id = NULL, helper_distance = NULL
+            WHERE helper_device_id = \(bind: deviceID)
+            """).run()
+        try await db.raw("""
+            UPDATE help_metrics SET helper_id = \(bind: anonymous), helper_name = NULL, helper_device_id = NULL
+            WHERE helper_device_id = \(bind: deviceID)
+            """).run()
+        try await db.raw("DELETE FROM help_request_changes WHERE body LIKE \(bind: "%" + deviceID + "%")").run()
     }
 }

@@ -50,6 +50,42 @@ import Testing
         }
     }
 
+    @Test func theExportHoldsEverythingAboutTheDeviceAndOnlyItsOwnerOrStaffGetIt() async throws {
+        try await AppsHarness.with { harness in
+            let mordor = harness.office.mordor.identity
+            let (phone, phoneToken) = try await harness.register(name: "Export me", positions: true)
+            let (_, otherToken) = try await harness.register(name: "Someone else")
+            var time = AppsHarness.monday
+            for sequence in 0..<4 {
+                time += 1
+                #expect(try await harness.post(heard: mordor, at: time, token: phoneToken, sequence: sequence).status == .accepted)
+            }
+            #expect(try await harness.call(.post, "/v1/help-requests", token: phoneToken, json: #"{"name":"Me","minor":91}"#).status == .created)
+
+            let exported = try await harness.call(.get, "/v1/devices/\(phone.id)/export", token: phoneToken)
+            #expect(exported.status == .ok, "\(exported.text)")
+            #expect(exported.headers[.contentType] == "application/x-ndjson")
+            let lines = exported.text.split(separator: "\n")
+            let records = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+            let kinds = records.compactMap { $0["kind"] as? String }
+            #expect(kinds.first == "device")
+            #expect(kinds.contains("event"), "\(kinds)")
+            #expect(kinds.filter { $0 == "helpRequest" }.count == 1)
+            #expect(kinds.contains("checkins") && kinds.contains("offers"))
+            let storedEvents = try await harness.eventObjects(deviceID: phone.id, token: phoneToken)
+            #expect(kinds.filter { $0 == "event" }.count == storedEvents.count)
+            #expect((records.first?["data"] as? [String: Any])?["id"] as? String == phone.id)
+
+            #expect(try await harness.call(.get, "/v1/devices/\(phone.id)/export").status == .unauthorized)
+            #expect(try await harness.call(.get, "/v1/devices/\(phone.id)/export", token: otherToken).status == .forbidden)
+            #expect(try await harness.call(.get, "/v1/devices/\(phone.id)/export", as: .gateway).status == .forbidden)
+            #expect(try await harness.call(.get, "/v1/devices/\(phone.id)/export", as: .readOnly).status == .ok)
+            let missing = try await harness.call(.get, "/v1/devices/\(UUID().uuidString.lowercased())/export", as: .readOnly)
+            #expect(missing.status == .notFound)
+            #expect(missing.errorField == "id")
+        }
+    }
+
     /// `table.column (n rows)` for every column holding any of the needles, over every table.
     static func rowsMentioning(_ needles: [String], in database: ProximaDatabase) async throws -> [String] {
         try await database.read { db in

@@ -87,6 +87,7 @@ public final class ProximaServer: Sendable {
         addPositionRoutes(to: router)
         addFleetRoutes(to: router)
         addDeviceRoutes(to: router)
+        addDeviceExportRoute(to: router)
         addMessageRoutes(to: router)
         addQueueRoutes(to: router)
         addHelpRequestRoutes(to: router)

@@ -41,6 +41,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Batches per second each gateway may post.")
     var rateLimit: Double = 200
 
+    @Option(help: "Keep stored events this long, then purge them continuously: 90d, 12h, 30m or seconds (at least a minute). Default: keep them.")
+    var retainEvents: String?
+
     @Option(help: "Log format: text or json.")
     var logFormat = "text"
 
@@ -55,6 +58,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard gatewayBeaconLimit > 0 else { throw ValidationError("--gateway-beacon-limit must be positive, got \(gatewayBeaconLimit)") }
         guard sightingMaxAge >= 0 else { throw ValidationError("--sighting-max-age must be 0 or more seconds, got \(sightingMaxAge)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
+        if let retainEvents {
+            do { _ = try EventRetention(parsing: retainEvents) } catch { throw ValidationError("--\(error.field): \(error.reason)") }
+        }
     }
 
     func run() async throws {
@@ -76,6 +82,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.batchesPerSecond = rateLimit
         options.gatewayBeaconLimit = gatewayBeaconLimit
         options.sightingTimeWindow.past = sightingMaxAge
+        options.eventRetention = try retainEvents.map { try EventRetention(parsing: $0) }
         try await ServeRunner.run(options, logger: Logger(label: "proxima.serve")) { line in
             // The server's announcements (its address) are informational: one that cannot be
             // written must not stop a running server, so it goes to the log's stream instead.

@@ -21,6 +21,8 @@ public enum ServeRunner {
         public var batchesPerSecond: Double = 200
         public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
         public var sightingTimeWindow = SightingTimeWindow.default
+        /// How long stored events are kept; nil keeps them.
+        public var eventRetention: EventRetention?
 
         public init() {}
     }
@@ -77,6 +79,9 @@ public enum ServeRunner {
                 announce("admin token (shown once, store it now): \(token.token)")
             }
             var services: [any Service] = [FleetCheckService(server: server, logger: logger)]
+            if let retention = options.eventRetention {
+                services.append(EventRetentionService(store: store, retention: retention, clock: server.ingestion.clock, logger: logger))
+            }
             var demoSignInCode: String?
             if options.demo {
                 demoSignInCode = await server.signInCodes.issue(for: try await store.issueToken(name: "demo dashboard", role: .operator).token)

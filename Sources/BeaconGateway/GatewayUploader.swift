@@ -3,6 +3,7 @@ import BeaconKit
 import DequeModule
 import Foundation
 import Logging
+import NIOSSL
 import NIOCore
 
 /// A gateway's upload side: buffers sightings from any source in a bounded queue (dropping the
@@ -33,6 +34,19 @@ public actor GatewayUploader {
     }
 
     /// A refusal the gateway cannot fix by retrying (bad token, malformed batch).
+    /// The server's TLS certificate did not verify (no `--ca-file` that signed it, a wrong
+    /// host name, an expired certificate).
+    public struct UntrustedServer: Error, CustomStringConvertible {
+        public var detail: String
+        public var description: String {
+            "TLS certificate verification of the server failed (\(detail)); give the CA that signed it with --ca-file"
+        }
+    }
+
+    static func isCertificateFailure(_ error: any Error) -> Bool {
+        error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError
+    }
+
     public struct Refused: Error, CustomStringConvertible {
         public var status: Int
         public var body: String
@@ -147,6 +161,9 @@ public actor GatewayUploader {
                 }
             } catch let refused as Refused {
                 throw refused
+            } catch let failure where Self.isCertificateFailure(failure) {
+                // Retrying cannot make an untrusted server trusted; say so and stop.
+                throw UntrustedServer(detail: "\(failure)")
             } catch {
                 if Task.isCancelled { throw error }
                 logger.warning("server unreachable, retrying", metadata: ["error": "\(error)"])

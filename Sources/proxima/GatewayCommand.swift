@@ -1,7 +1,9 @@
 import ArgumentParser
+import AsyncHTTPClient
 import BeaconGateway
 import Foundation
 import Logging
+import NIOSSL
 
 struct GatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,6 +36,9 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "With --receiver-token: seconds of sighting time each receiver's batch covers; receivers post in turn, in time order.")
     var slice: Double = 5
 
+    @Option(help: "Trust this PEM certificate authority for an https:// --server (instead of the system's).")
+    var caFile: String?
+
     @OptionGroup var source: SourceOptions
 
     func validate() throws {
@@ -47,6 +52,11 @@ struct GatewayCommand: AsyncParsableCommand {
             throw ValidationError("--slice must be in (0, 25] seconds, under the server's 30 s gateway timeout; got \(slice)")
         }
         _ = try receiverTokens()
+        if let caFile {
+            do { _ = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
+                throw ValidationError("--ca-file: cannot read a PEM certificate from \(caFile): \(error)")
+            }
+        }
         guard resolvedToken != nil || !receiverToken.isEmpty else {
             throw ValidationError("give the gateway token with --token or PROXIMA_GATEWAY_TOKEN, or one --receiver-token per receiver")
         }
@@ -78,11 +88,30 @@ struct GatewayCommand: AsyncParsableCommand {
             signal(number, SIG_DFL)
         }
         defer { source.finish() }
+        let client = try makeClient()
+        do {
+            try await post(source, client: client)
+        } catch {
+            if caFile != nil { try? await client.shutdown() }
+            throw error
+        }
+        if caFile != nil { try await client.shutdown() }
+    }
+
+    /// The shared client, or one that trusts `--ca-file` (closed after the run).
+    func makeClient() throws -> HTTPClient {
+        guard let caFile else { return .shared }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(caFile)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+    }
+
+    func post(_ source: StoppableSource, client: HTTPClient) async throws {
         if !receiverToken.isEmpty {
             var configuration = ReceiverLanes.Configuration(server: URL(string: server)!, tokens: try receiverTokens())
             configuration.slice = slice
             configuration.batchSize = batch
-            let statistics = try await ReceiverLanes(configuration: configuration).run(source: source.sightings)
+            let statistics = try await ReceiverLanes(configuration: configuration, client: client).run(source: source.sightings)
             for (name, posted) in statistics.postedByReceiver.sorted(by: { $0.key < $1.key }) {
                 try StandardOutput.line("\(name): posted \(posted) sightings")
             }
@@ -93,7 +122,7 @@ struct GatewayCommand: AsyncParsableCommand {
         configuration.batchSize = batch
         configuration.bufferLimit = buffer
         configuration.flushInterval = .milliseconds(Int64(interval * 1000))
-        let uploader = GatewayUploader(configuration: configuration)
+        let uploader = GatewayUploader(configuration: configuration, client: client)
         try await uploader.run(source: source.sightings)
         let statistics = await uploader.statistics
         try StandardOutput.line("posted \(statistics.posted) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.dropped) dropped)")

@@ -41,6 +41,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Batches per second each gateway may post.")
     var rateLimit: Double = 200
 
+    @Option(help: "Serve HTTPS with this PEM certificate chain (with --tls-key).")
+    var tlsCert: String?
+
+    @Option(help: "The PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     @Option(help: "Keep stored events this long, then purge them continuously: 90d, 12h, 30m or seconds (at least a minute). Default: keep them.")
     var retainEvents: String?
 
@@ -58,6 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard gatewayBeaconLimit > 0 else { throw ValidationError("--gateway-beacon-limit must be positive, got \(gatewayBeaconLimit)") }
         guard sightingMaxAge >= 0 else { throw ValidationError("--sighting-max-age must be 0 or more seconds, got \(sightingMaxAge)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         if let retainEvents {
             do { _ = try EventRetention(parsing: retainEvents) } catch { throw ValidationError("--\(error.field): \(error.reason)") }
         }
@@ -83,6 +90,11 @@ struct ServeCommand: AsyncParsableCommand {
         options.gatewayBeaconLimit = gatewayBeaconLimit
         options.sightingTimeWindow.past = sightingMaxAge
         options.eventRetention = try retainEvents.map { try EventRetention(parsing: $0) }
+        if let tlsCert, let tlsKey {
+            do { options.tls = try ServerTLS.configuration(certificatePath: tlsCert, keyPath: tlsKey) } catch {
+                throw ValidationError("--\(error.field): \(error.reason)")
+            }
+        }
         try await ServeRunner.run(options, logger: Logger(label: "proxima.serve")) { line in
             // The server's announcements (its address) are informational: one that cannot be
             // written must not stop a running server, so it goes to the log's stream instead.

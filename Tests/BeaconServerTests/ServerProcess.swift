@@ -55,7 +55,7 @@ final class ProximaProcess: @unchecked Sendable {
     static func serve(database: String, instance: String, extra: [String] = []) async throws -> (ProximaProcess, URL) {
         let server = try ProximaProcess(["serve", "--database", database, "--port", "0", "--instance", instance, "--log-level", "warning"] + extra)
         for _ in 0..<600 {
-            if let range = server.outputText.range(of: #"listening on (http://[0-9.]+:[0-9]+)"#, options: .regularExpression) {
+            if let range = server.outputText.range(of: #"listening on (https?://[0-9.]+:[0-9]+)"#, options: .regularExpression) {
                 let line = String(server.outputText[range])
                 return (server, URL(string: String(line.dropFirst("listening on ".count)))!)
             }

@@ -41,12 +41,14 @@ extension ProximaServer {
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: HTTP1Channel.Configuration(idleTimeout: TimeAmount(configuration.idleTimeout), httpDecoderConfiguration: limits))
         let headTimeout = TimeAmount(configuration.requestHeadTimeout)
+        let tls = configuration.tls
         return HTTPServerBuilder { [self] responder in
-            GuardedHTTPChannel(
+            try ServerTLS.wrap(GuardedHTTPChannel(
                 upgradeChannel: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                              configuration: channelConfiguration),
                 requestHeadTimeout: headTimeout,
-                admitsEventSocket: { request, channel, logger in await self.admitsEventSocket(request, channel: channel, logger: logger) })
+                admitsEventSocket: { request, channel, logger in await self.admitsEventSocket(request, channel: channel, logger: logger) }),
+                tls: tls)
         }
     }
 }

@@ -1,9 +1,12 @@
+import NIOSSL
 import BeaconFleet
 import BeaconKit
 /// Limits and identity of one server instance.
 public struct ServerConfiguration: Sendable {
     /// Names this instance in checkpoints and logs (two instances can share one database).
     public var instanceName: String
+    /// HTTPS when set (`--tls-cert`, `--tls-key`); plain HTTP otherwise.
+    public var tls: TLSConfiguration?
     public var maxSightingsPerBatch = 5000
     public var maxBatchBytes = 8 * 1024 * 1024
     /// Batches per second per gateway, and the burst allowed above it.

@@ -1,3 +1,4 @@
+import NIOSSL
 import BeaconKit
 import Foundation
 import Hummingbird
@@ -21,6 +22,8 @@ public enum ServeRunner {
         public var batchesPerSecond: Double = 200
         public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
         public var sightingTimeWindow = SightingTimeWindow.default
+        /// HTTPS (certificate chain and key); nil serves plain HTTP.
+        public var tls: TLSConfiguration?
         /// How long stored events are kept; nil keeps them.
         public var eventRetention: EventRetention?
 
@@ -46,6 +49,7 @@ public enum ServeRunner {
         configuration.batchesPerSecond = options.batchesPerSecond
         configuration.gatewayBeaconLimit = options.gatewayBeaconLimit
         configuration.sightingTimeWindow = options.sightingTimeWindow
+        configuration.tls = options.tls
         configuration.batchBurst = options.batchesPerSecond * 2
         let server = ProximaServer(store: Store(database: database), configuration: configuration, logger: logger)
         let application = ApplicationService(options: options, server: server, logger: logger, announce: announce)
@@ -95,12 +99,13 @@ public enum ServeRunner {
             let host = options.host
             let port = options.port
             let database = options.database
+            let scheme = options.tls == nil ? "http" : "https"
             let announce = self.announce
             let dashboardCode = demoSignInCode
             let app = server.makeApplication(host: host, port: port, services: services) { channel in
-                announce("listening on http://\(host):\(channel.localAddress?.port ?? port) (database \(database))")
+                announce("listening on \(scheme)://\(host):\(channel.localAddress?.port ?? port) (database \(database))")
                 if let dashboardCode {
-                    announce("dashboard: http://\(host):\(channel.localAddress?.port ?? port)/#sign-in=\(dashboardCode) (one-time sign-in link, valid 10 minutes)")
+                    announce("dashboard: \(scheme)://\(host):\(channel.localAddress?.port ?? port)/#sign-in=\(dashboardCode) (one-time sign-in link, valid 10 minutes)")
                 }
             }
             try await app.run()

@@ -20,6 +20,7 @@ struct RouteAccessTests {
     static let routes: [Route] = [
         Route(method: .post, path: "/v1/tokens", allowed: .admin, refused: .operator, body: #"{"name":"x","role":"read-only"}"#),
         Route(method: .post, path: "/v1/gateways", allowed: .admin, refused: .operator, body: #"{"name":"new gateway"}"#),
+        Route(method: .get, path: "/v1/audit", allowed: .admin, refused: .operator),
         Route(method: .get, path: "/v1/gateways", allowed: .readOnly, refused: .gateway),
         Route(method: .get, path: "/v1/organisations", allowed: .readOnly, refused: .gateway),
         Route(method: .post, path: "/v1/organisations", allowed: .operator, refused: .readOnly,

@@ -137,5 +137,9 @@ extension Store {
             WHERE helper_device_id = \(bind: deviceID)
             """).run()
         try await db.raw("DELETE FROM help_request_changes WHERE body LIKE \(bind: "%" + deviceID + "%")").run()
+        // Staff's changes that named the device (a helper added, say) stay recorded, without it.
+        try await db.raw("""
+            UPDATE audit_log SET path = REPLACE(path, \(bind: deviceID), '{erased device}') WHERE path LIKE \(bind: "%" + deviceID + "%")
+            """).run()
     }
 }

@@ -113,5 +113,6 @@ enum Migrations {
         HelpRequestMigrations.helpRequests,
         HuntMigrations.huntsAndOffers,
         TokenMigrations.lifecycle,
+        AuditMigrations.auditLog,
     ]
 }

@@ -67,6 +67,7 @@ public final class ProximaServer: Sendable {
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: APIErrorMiddleware())
         router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache))
+        router.add(middleware: AuditMiddleware(store: store))
         if let fleet = ingestion.fleet { router.add(middleware: RegistryChangeMiddleware(fleet: fleet)) }
 
         router.get("/health") { _, _ in try Self.json(["status": "ok"]) }
@@ -88,6 +89,7 @@ public final class ProximaServer: Sendable {
         addFleetRoutes(to: router)
         addDeviceRoutes(to: router)
         addDeviceExportRoute(to: router)
+        addAuditRoutes(to: router)
         addMessageRoutes(to: router)
         addQueueRoutes(to: router)
         addHelpRequestRoutes(to: router)

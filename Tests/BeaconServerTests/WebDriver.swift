@@ -197,8 +197,19 @@ final class BrowserSession: @unchecked Sendable {
         try await command("POST", "/element/\(try await element(css))/value", .object(["text": .string(text)]))
     }
 
+    /// Pages that redraw on a timer (the fleet table every few seconds) can replace the element
+    /// between finding and clicking it; WebDriver then answers "stale element reference", and
+    /// the right response is to find it again, as a person's second click would.
     func click(_ css: String) async throws {
-        try await command("POST", "/element/\(try await element(css))/click")
+        var attempt = 0
+        while true {
+            do {
+                try await command("POST", "/element/\(try await element(css))/click")
+                return
+            } catch let failure as Failure where failure.description.contains("stale element reference") && attempt < 5 {
+                attempt += 1
+            }
+        }
     }
 
     /// The text of an open alert, confirm or prompt dialog, or nil when none is open.

@@ -56,20 +56,20 @@ export async function request(method, path, { body, contentType, accept = 'appli
 export const get = (path, options) => request('GET', path, options);
 
 /**
- * Follows GET /v1/events as Server-Sent Events. EventSource cannot send an Authorization header,
- * so the stream is read with fetch and parsed here. Reconnects after a pause, from the last id.
+ * Follows one of the server's Server-Sent Event streams. EventSource cannot send an
+ * Authorization header, so the stream is read with fetch and parsed here. `pathAfter(lastID)`
+ * gives the URL to (re)connect to, from the last `id:` seen (null before any); after a drop it
+ * reconnects after a pause. `onBlocks` gets each batch of parsed `data:` objects.
  * Returns a function that stops it.
  */
-export function followEvents(query, onEvents, { after = 0, onState } = {}) {
+export function followStream(pathAfter, onBlocks, { onState } = {}) {
   const controller = new AbortController();
-  let lastID = after;
+  let lastID = null;
   let stopped = false;
   async function run() {
     while (!stopped) {
       try {
-        const params = new URLSearchParams(query);
-        params.set('after', String(lastID));
-        const response = await fetch(`/v1/events?${params}`, {
+        const response = await fetch(pathAfter(lastID), {
           headers: { Accept: 'text/event-stream', Authorization: `Bearer ${storedToken()}` },
           signal: controller.signal, credentials: 'omit', cache: 'no-store',
         });
@@ -86,15 +86,14 @@ export function followEvents(query, onEvents, { after = 0, onState } = {}) {
           while ((end = buffer.indexOf('\n\n')) >= 0) {
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
-            const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+            const lines = block.split('\n');
+            const idLine = lines.find((line) => line.startsWith('id: '));
+            if (idLine && Number.isFinite(Number(idLine.slice(4)))) lastID = Number(idLine.slice(4));
+            const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
             if (!data) continue;
-            try {
-              const event = JSON.parse(data);
-              if (typeof event.id === 'number') lastID = Math.max(lastID, event.id);
-              batch.push(event);
-            } catch { /* a malformed block is skipped; the next one still counts */ }
+            try { batch.push(JSON.parse(data)); } catch { /* a malformed block is skipped; the next one still counts */ }
           }
-          if (batch.length) onEvents(batch);
+          if (batch.length) onBlocks(batch);
         }
       } catch (error) {
         if (stopped) return;
@@ -107,49 +106,11 @@ export function followEvents(query, onEvents, { after = 0, onState } = {}) {
   return () => { stopped = true; controller.abort(); };
 }
 
-/**
- * Follows any of the server's Server-Sent Event streams (`path` with its query) and calls
- * `onChange(events)` for each batch of parsed `data:` blocks; reconnects after a pause from the
- * last id seen. Returns a function that stops it.
- */
-export function followStream(path, onChange, { onState } = {}) {
-  const controller = new AbortController();
-  let lastID = null;
-  let stopped = false;
-  async function run() {
-    while (!stopped) {
-      try {
-        const headers = { Accept: 'text/event-stream', Authorization: `Bearer ${storedToken()}` };
-        if (lastID !== null) headers['Last-Event-ID'] = String(lastID);
-        const response = await fetch(path, { headers, signal: controller.signal, credentials: 'omit', cache: 'no-store' });
-        if (!response.ok) throw await failure(response);
-        onState?.('live');
-        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer += value;
-          let end;
-          const batch = [];
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const idLine = block.split('\n').find((line) => line.startsWith('id: '));
-            if (idLine) lastID = Number(idLine.slice(4));
-            const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
-            if (!data) continue;
-            try { batch.push(JSON.parse(data)); } catch { /* a malformed block is skipped */ }
-          }
-          if (batch.length) onChange(batch);
-        }
-      } catch (error) {
-        if (stopped) return;
-        onState?.(`reconnecting (${error.message})`);
-      }
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 2000));
-    }
-  }
-  run();
-  return () => { stopped = true; controller.abort(); };
+/** Follows GET /v1/events with the given filters, from the event id `after`. */
+export function followEvents(query, onEvents, { after = 0, onState } = {}) {
+  return followStream((lastID) => {
+    const params = new URLSearchParams(query);
+    params.set('after', String(lastID ?? after));
+    return `/v1/events?${params}`;
+  }, onEvents, { onState });
 }

@@ -86,8 +86,12 @@ function render(container, { session }) {
 
   function follow() {
     stopStream?.();
-    const query = siteID ? `?site=${siteID}` : '';
-    stopStream = followStream(`/v1/help-requests/events${query}`, () => refresh().catch(() => {}),
+    stopStream = followStream((lastID) => {
+      const params = new URLSearchParams();
+      if (siteID) params.set('site', String(siteID));
+      if (lastID !== null) params.set('after', String(lastID));
+      return `/v1/help-requests/events?${params}`;
+    }, () => refresh().catch(() => {}),
       { onState: (state) => { status.textContent = `Queue: ${state}`; } });
   }
 

@@ -34,8 +34,9 @@ let package = Package(
     targets: [
         .target(
             name: "BeaconKit",
-            dependencies: [.product(name: "DequeModule", package: "swift-collections")]
+            dependencies: [.product(name: "DequeModule", package: "swift-collections"), "CPrefetch"]
         ),
+        .target(name: "CPrefetch"),
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet"]),

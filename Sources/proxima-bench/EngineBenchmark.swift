@@ -69,7 +69,7 @@ enum EngineBenchmark {
                      frame: .iBeacon(IBeaconFrame(identity: identities[Int(order[slot])])))
         }
         var events: [BeaconEvent] = []
-        let seconds = 20
+        let seconds = Int(ProcessInfo.processInfo.environment["PROXIMA_BENCH_RECEIVE_SECONDS"] ?? "20")!
         let time = measure {
             for second in 0..<seconds {
                 for slot in 0..<perSecond {
@@ -81,6 +81,23 @@ enum EngineBenchmark {
             }
         }
         report("receive(Sighting) monitoring + ranging 100 regions", count: perSecond * seconds, time)
+
+        // The same sightings in batches of 256, as a gateway's upload or a capture file's
+        // buffer arrives: still one identity lookup per packet, with the lookups prefetched.
+        engine = makeEngine(regions: regions, ranging: true)
+        events.removeAll(keepingCapacity: true)
+        let batchSize = 256
+        var batch = sightings
+        let batchTime = measure {
+            for second in 0..<seconds {
+                for slot in 0..<perSecond { batch[slot].time = Double(second) + Double(slot) * step }
+                for start in stride(from: 0, to: perSecond, by: batchSize) {
+                    engine.receive(contentsOf: batch[start..<Swift.min(start + batchSize, perSecond)], into: &events)
+                    if events.count > 512 { events.removeAll(keepingCapacity: true) }
+                }
+            }
+        }
+        report("receive(contentsOf:) batches of \(batchSize), monitoring + ranging 100 regions", count: perSecond * seconds, batchTime)
 
         // What a distance per sample would add (the engine computes it once per beacon per cycle).
         for (label, model) in [("log-distance estimate alone", DistanceModel.freeSpace),

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// The engine's identity → dense index table: open addressing with linear probing in one array
 /// of 24-byte slots, so a lookup usually reads one cache line.
 ///
@@ -56,6 +58,13 @@ struct IdentityIndexTable: Sendable {
                 position = (position + 1) & mask
             }
         }
+    }
+
+    /// Starts loading the key's home slot without waiting for it, so that a lookup a few
+    /// sightings later finds the slot in cache (``BeaconEngine/receive(contentsOf:into:)``).
+    @inline(__always)
+    func prefetch(_ key: IdentityKey) {
+        slots.withUnsafeBufferPointer { proxima_prefetch($0.baseAddress! + home(key)) }
     }
 
     /// Inserts the key or changes its index.

@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "BeaconGateway", targets: ["BeaconGateway"]),
         .library(name: "BeaconLocate", targets: ["BeaconLocate"]),
         .library(name: "BeaconFleet", targets: ["BeaconFleet"]),
+        .library(name: "BeaconWallet", targets: ["BeaconWallet"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -23,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -42,6 +46,17 @@ let package = Package(
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
+        // Wallet passes: no server or radio code, so a pass tool can embed it alone.
+        .target(
+            name: "BeaconWallet",
+            dependencies: [
+                "BeaconKit",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
+        ),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
         // The edge gateway's client: no Hummingbird, SQLKit or database drivers, so a gateway
         // binary stays small.
@@ -87,7 +102,7 @@ let package = Package(
             name: "proxima",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer", "BeaconGateway",
-                "BeaconLocate", "BeaconFleet",
+                "BeaconLocate", "BeaconFleet", "BeaconWallet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -138,6 +153,7 @@ let package = Package(
         ),
         .testTarget(name: "BeaconLocateTests", dependencies: ["BeaconLocate", "BeaconKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BeaconFleetTests", dependencies: ["BeaconFleet", "BeaconKit"]),
+        .testTarget(name: "BeaconWalletTests", dependencies: ["BeaconWallet", "BeaconKit", "BeaconTesting"]),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting"]),
     ],
     swiftLanguageModes: [.v6]

@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(name: "BeaconLocateTests", dependencies: ["BeaconLocate", "BeaconKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BeaconFleetTests", dependencies: ["BeaconFleet", "BeaconKit"]),
         .testTarget(name: "BeaconWalletTests", dependencies: ["BeaconWallet", "BeaconKit", "BeaconTesting"]),
-        .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting"]),
+        .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting", "BeaconWallet"]),
     ],
     swiftLanguageModes: [.v6]
 )

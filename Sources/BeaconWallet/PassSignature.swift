@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
-@_spi(CMS) import X509
+@_spi(CMS) @_spi(FixedExpiryValidationTime) import X509
 
 /// The pass's `signature` file: a detached CMS signature of manifest.json by the pass type
 /// certificate, carrying Apple's WWDR intermediate and the signing time, as Wallet requires.
@@ -49,7 +49,7 @@ public enum PassSignature {
         let others = reader.certificates.filter { $0 != certificate }
         let roots = trustRoots ?? others
         guard !roots.isEmpty else { throw PassError("signature", "carries no intermediate certificate (Apple's WWDR is required)") }
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: time) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: time) }
         let result = await verifier.validate(leaf: certificate, intermediates: CertificateStore(reader.certificates))
         guard case .validCertificate = result else {
             let target = trustRoots == nil ? "the intermediate it carries" : "the given CA"

@@ -31,6 +31,7 @@ struct Proxima: AsyncParsableCommand {
             HelpRequestCommand.self,
             HuntCommand.self,
             OffersCommand.self,
+            PassCommand.self,
         ]
     )
 

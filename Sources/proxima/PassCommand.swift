@@ -36,11 +36,14 @@ struct PassCreate: AsyncParsableCommand {
     @Option(help: "The pass's serial number (default: the template's).")
     var serial: String?
 
-    @Option(help: "Pass type certificate, PEM.")
+    @Option(help: "Pass type certificate: PEM, or a PKCS#12 (.p12) file holding it with its key.")
     var cert: String
 
-    @Option(help: "Its private key, PEM (unencrypted).")
-    var key: String
+    @Option(help: "Its private key, PEM, plain or encrypted (not needed with a .p12).")
+    var key: String?
+
+    @Option(help: "A file whose first line is the password of the .p12 or of the encrypted key.")
+    var passwordFile: String?
 
     @Option(help: "Apple's WWDR intermediate certificate, PEM.")
     var wwdr: String
@@ -67,9 +70,7 @@ struct PassCreate: AsyncParsableCommand {
             pass["beacons"] = carried.map(\.passJSON)
             if let serial { pass["serialNumber"] = serial }
             files["pass.json"] = try JSONSerialization.data(withJSONObject: pass, options: [.prettyPrinted, .sortedKeys])
-            let identity = try PassSigningIdentity(certificatePEM: try PassFileInput.text(cert, field: "--cert"),
-                                                   privateKeyPEM: try PassFileInput.text(key, field: "--key"),
-                                                   intermediatePEM: try PassFileInput.text(wwdr, field: "--wwdr"))
+            let identity = try signingIdentity()
             let package = try PassPackage.build(files: files, signedBy: identity)
             let bytes = try package.zipped()
             guard FileManager.default.createFile(atPath: output, contents: bytes) else {
@@ -80,6 +81,21 @@ struct PassCreate: AsyncParsableCommand {
             printError("\(error)")
             throw ExitCode.failure
         }
+    }
+
+    func signingIdentity() throws(PassError) -> PassSigningIdentity {
+        let password = try passwordFile.map { path throws(PassError) in
+            String(try PassFileInput.text(path, field: "--password-file").split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
+        let certificate = try PassFileInput.data(cert, field: "--cert")
+        let intermediate = try PassFileInput.text(wwdr, field: "--wwdr")
+        if PassSigningIdentity.isPKCS12(certificate) {
+            return try PassSigningIdentity(pkcs12: certificate, password: password ?? "", intermediatePEM: intermediate)
+        }
+        guard let key else { throw PassError("--key", "required with a PEM certificate") }
+        return try PassSigningIdentity(certificatePEM: String(decoding: certificate, as: UTF8.self),
+                                       privateKeyPEM: try PassFileInput.text(key, field: "--key"),
+                                       intermediatePEM: intermediate, password: password)
     }
 
     func carriedBeacons() async throws -> [PassBeacon] {

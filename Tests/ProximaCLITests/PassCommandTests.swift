@@ -122,6 +122,24 @@ import Testing
         #expect(refused.standardError.contains("signature"), "\(refused.standardError)")
     }
 
+    @Test func aPKCS12BundleSignsWithThePasswordFromAFile() throws {
+        let chain = try TestPassCertificates.make()
+        try chain.openssl(["pkcs12", "-export", "-in", "pass.pem", "-inkey", "pass.key", "-out", "pass.p12", "-passout", "pass:open sesame"])
+        try "open sesame\n".write(toFile: chain.path("password"), atomically: true, encoding: .utf8)
+        try "wrong\n".write(toFile: chain.path("wrong-password"), atomically: true, encoding: .utf8)
+        let template = try chain.writeTemplate()
+        try "\(Self.uuid),1,10".write(toFile: chain.path("beacons.csv"), atomically: true, encoding: .utf8)
+        let arguments = ["pass", "create", "--template", template.path, "--beacons", chain.path("beacons.csv"),
+                         "--cert", chain.path("pass.p12"), "--wwdr", chain.path("wwdr.pem"), "-o", chain.path("p12.pkpass")]
+        let signed = try ProximaBinary.run(arguments + ["--password-file", chain.path("password")])
+        #expect(signed.status == 0, "\(signed.standardError)")
+        let inspected = try ProximaBinary.run(["pass", "inspect", chain.path("p12.pkpass"), "--ca", chain.path("ca.pem")])
+        #expect(inspected.status == 0, "\(inspected.standardError)")
+        let refused = try ProximaBinary.run(arguments + ["--password-file", chain.path("wrong-password")])
+        #expect(refused.status != 0)
+        #expect(refused.standardError.contains("--cert: wrong password"), "\(refused.standardError)")
+    }
+
     @Test func validateNamesTheField() throws {
         let chain = try TestPassCertificates.make()
         let template = try chain.writeTemplate()

@@ -55,6 +55,17 @@ public final class PostgresServer: Sendable {
         return try result.get()
     }
 
+    /// A server of the caller's own, for a test that stops and starts it: the shared one serves
+    /// suites running beside it. The caller removes it with `remove()`.
+    public static func dedicated() throws(Unavailable) -> PostgresServer {
+        try PostgresServer()
+    }
+
+    public func remove() {
+        try? stopImmediately()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
     nonisolated(unsafe) private static var stopAtExit: (String, String, Bool)?
 
     private static func stopRegisteredServer() {
@@ -143,6 +154,21 @@ public final class PostgresServer: Sendable {
             throw CommandFailed(description: "\(argv.joined(separator: " ")) failed with status \(status): \(text.suffix(1000))")
         }
         return text
+    }
+
+    /// Stops the server as a crash would (`pg_ctl stop -m immediate`: no checkpoint, clients cut
+    /// off); `start()` brings it back on the same port, recovering from its WAL. Both belong to
+    /// tests that own this server for the time of the outage.
+    public func stopImmediately() throws {
+        try Self.run("\(binaries)/pg_ctl", ["-D", "\(directory)/data", "-m", "immediate", "-w", "-t", "30", "stop"], asPostgres: runAsPostgres)
+    }
+
+    public func start() throws {
+        try Self.run("\(binaries)/pg_ctl", [
+            "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60",
+            "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+            "start",
+        ], asPostgres: runAsPostgres)
     }
 
     /// A port the kernel just handed out on loopback (released before PostgreSQL binds it).

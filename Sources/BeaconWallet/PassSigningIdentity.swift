@@ -51,7 +51,9 @@ public struct PassSigningIdentity: Sendable {
             if now > checked.notValidAfter { throw PassError(field, "expired on \(ISO8601DateFormatter().string(from: checked.notValidAfter))") }
             if now < checked.notValidBefore { throw PassError(field, "not valid before \(ISO8601DateFormatter().string(from: checked.notValidBefore))") }
         }
-        guard certificate.issuer == intermediate.subject else {
+        // The name alone would take any CA that copied the WWDR subject; the signature shows who issued it.
+        guard certificate.issuer == intermediate.subject,
+              intermediate.publicKey.isValidSignature(certificate.signature, for: certificate) else {
             throw PassError("--wwdr", "did not issue the certificate given with --cert (its issuer is \(certificate.issuer))")
         }
         self.certificate = certificate

@@ -99,6 +99,20 @@ struct PassSignatureTests {
         }
     }
 
+    @Test func aWWDRImpostorWithTheSameNameIsRefused() throws {
+        let chain = try TestPassCertificates.make()
+        try chain.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "impostor.key", "-out", "impostor.pem", "-days", "2",
+                           "-subj", "/CN=Proxima Test WWDR Stand-in/OU=G4/O=Proxima Tests"])
+        do {
+            _ = try PassSigningIdentity(certificatePEM: String(contentsOfFile: chain.path("pass.pem"), encoding: .utf8),
+                                        privateKeyPEM: String(contentsOfFile: chain.path("pass.key"), encoding: .utf8),
+                                        intermediatePEM: String(contentsOfFile: chain.path("impostor.pem"), encoding: .utf8))
+            Issue.record("accepted a WWDR that only has the issuer's name")
+        } catch let error as PassError {
+            #expect(error.field == "--wwdr")
+        }
+    }
+
     @Test func zipBombsAndEscapingPathsAreRefused() throws {
         let escaping = PassPackage(files: ["../evil": Data([1])])
         do { _ = try PassPackage.read(zip: escaping.zipped()); Issue.record("accepted ../evil") } catch {

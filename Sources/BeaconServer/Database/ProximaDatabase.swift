@@ -114,9 +114,35 @@ public final class ProximaDatabase: Service, Sendable {
                 throw error
             }
         case .postgres(let client):
-            return try await client.withConnection { connection in
-                try await body(connection.sql())
+            // The group inside waits for its children, so the body does not outlive this call.
+            return try await withoutActuallyEscaping(body) { body in
+                try await ConnectionLease.withDeadline { leased in
+                    try await client.withConnection { connection in
+                        leased()
+                        return try await body(connection.sql())
+                    }
+                }
             }
+        }
+    }
+
+    /// Whether the database answers a trivial query within `timeout`, for /health.
+    public func probe(timeout: Duration = .seconds(2)) async -> String? {
+        do {
+            switch backend {
+            case .sqlite:
+                try await read { db in try await db.raw("SELECT 1").run() }
+            case .postgres(let client):
+                try await ConnectionLease.withDeadline(timeout) { leased in
+                    try await client.withConnection { connection in
+                        leased()
+                        try await connection.sql().raw("SELECT 1").run()
+                    }
+                }
+            }
+            return nil
+        } catch {
+            return "\(error)"
         }
     }
 

@@ -31,6 +31,9 @@ public struct APIError: HTTPResponseError, Sendable {
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// What a 503 asks a client to wait: about one PostgreSQL restart.
+    static let retryAfterSeconds = 2
+
     /// The API's answer for any error thrown by a handler.
     static func from(_ error: any Error) -> APIError? {
         switch error {
@@ -50,6 +53,10 @@ public struct APIError: HTTPResponseError, Sendable {
             return APIError(.badRequest, field: field, reason)
         case let error as any HTTPResponseError where error.status == .contentTooLarge:
             return APIError(.contentTooLarge, field: "body", "the body is larger than this endpoint accepts")
+        case let error where DatabaseUnavailable.describes(error):
+            var refusal = APIError(.serviceUnavailable, field: "database", "the database is unavailable; nothing of this request was stored, send it again later")
+            refusal.headers[.retryAfter] = "\(retryAfterSeconds)"
+            return refusal
         default:
             return nil
         }

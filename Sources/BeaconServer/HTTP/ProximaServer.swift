@@ -70,7 +70,13 @@ public final class ProximaServer: Sendable {
         router.add(middleware: AuditMiddleware(store: store))
         if let fleet = ingestion.fleet { router.add(middleware: RegistryChangeMiddleware(fleet: fleet)) }
 
-        router.get("/health") { _, _ in try Self.json(["status": "ok"]) }
+        router.get("/health") { [store] _, _ in
+            guard let problem = await store.database.probe() else { return try Self.json(["status": "ok", "database": "ok"]) }
+            var response = try Self.json(["status": "unhealthy", "database": problem])
+            response.status = .serviceUnavailable
+            response.headers[.retryAfter] = "\(APIError.retryAfterSeconds)"
+            return response
+        }
         router.get("/openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: Self.openAPIDocument)))

@@ -1,6 +1,9 @@
 import ArgumentParser
 import BeaconKit
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Regions and engine parameters shared by `monitor` and `range`.
 struct EngineOptions: ParsableArguments {
@@ -82,6 +85,7 @@ extension EngineOptions {
     /// throws (standard output failed), the source is stopped and the error rethrown.
     func run(_ sourceOptions: SourceOptions, monitoring: [BeaconRegion], ranging: [BeaconRegion],
              output: (BeaconEvent) throws -> Void) async throws {
+        let signals = ProcessSignals.stream()
         let source = try await sourceOptions.open()
         let manager = BeaconManager(configuration: configuration)
         let receiver = self.receiver
@@ -89,13 +93,40 @@ extension EngineOptions {
             try await manager.run(source, monitoring: monitoring, ranging: ranging, receiver: receiver,
                                   notices: { notice in printError("note: \(notice)") })
         }
+        // SIGINT or SIGTERM stops the source (a controller's scan is disabled and the link
+        // closed) and ends the run, so the process exits 0 with the controller idle; sources
+        // with nothing to stop (a replay) end at once too. A second signal, once the first has
+        // been handled, ends the process at once.
+        let stopper = Task { () -> Bool? in
+            for await number in signals {
+                printError("\(ProcessSignals.name(number)) received: stopping the source")
+                signal(number, SIG_DFL)
+                var stoppedCleanly = true
+                do {
+                    try await source.stop()
+                } catch {
+                    printError("could not stop the source cleanly: \(error)")
+                    stoppedCleanly = false
+                }
+                running.cancel()
+                return stoppedCleanly
+            }
+            return nil
+        }
         do {
             for await event in manager.events { try output(event) }
         } catch {
+            stopper.cancel()
             running.cancel()
             try? await source.stop()
             throw error
         }
-        try await running.value
+        let result = await running.result
+        stopper.cancel()
+        switch (await stopper.value, result) {
+        case (false, _): throw ExitCode.failure
+        case (true, .failure(let error)) where error is CancellationError: return
+        default: try result.get()
+        }
     }
 }

@@ -19,11 +19,18 @@ public actor GatewayUploader {
         public var flushInterval: Duration = .milliseconds(500)
         public var firstRetryPause: Duration = .milliseconds(200)
         public var maxRetryPause: Duration = .seconds(10)
+        /// The body's form: compact binary by default, JSON for servers older than it.
+        public var uploadFormat = UploadFormat.binary
 
         public init(server: URL, token: String) {
             self.server = server
             self.token = token
         }
+    }
+
+    /// How batches travel: `CompactSightingBatch` or `SightingBatch`'s JSON.
+    public enum UploadFormat: String, Sendable, Hashable, CaseIterable {
+        case binary, json
     }
 
     public struct Statistics: Sendable, Hashable {
@@ -138,14 +145,14 @@ public actor GatewayUploader {
     }
 
     func post(_ batch: SightingBatch) async throws {
-        let body = try JSONEncoder().encode(batch)
+        let (body, contentType) = try Self.body(batch, format: configuration.uploadFormat)
         var pause = configuration.firstRetryPause
         while true {
             var request = HTTPClientRequest(url: configuration.server.appendingPathComponent("v1/sightings").absoluteString)
             request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
-            request.body = .bytes(ByteBuffer(bytes: body))
+            request.body = .bytes(body)
             do {
                 let response = try await client.execute(request, timeout: .seconds(30))
                 let text = String(buffer: try await response.body.collect(upTo: 64 * 1024))
@@ -172,5 +179,13 @@ public actor GatewayUploader {
             try await Task.sleep(for: pause)
             pause = min(pause * 2, configuration.maxRetryPause)
         }
+    }
+
+    /// A batch the compact form cannot carry (a receiver name over 255 bytes) goes as JSON.
+    static func body(_ batch: SightingBatch, format: UploadFormat) throws -> (ByteBuffer, String) {
+        if format == .binary, let compact = try? CompactSightingBatch.encode(batch) {
+            return (compact, CompactSightingBatch.mediaType)
+        }
+        return (ByteBuffer(bytes: try JSONEncoder().encode(batch)), "application/json")
     }
 }

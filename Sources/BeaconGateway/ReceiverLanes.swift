@@ -21,6 +21,7 @@ public struct ReceiverLanes: Sendable {
         public var slice: Double = 5
         /// Most sightings per batch; a receiver posts early when it holds this many.
         public var batchSize = 5000
+        public var uploadFormat = GatewayUploader.UploadFormat.binary
 
         public init(server: URL, tokens: [String: String]) {
             self.server = server
@@ -53,6 +54,7 @@ public struct ReceiverLanes: Sendable {
         for (index, name) in names.enumerated() {
             var uploader = GatewayUploader.Configuration(server: configuration.server, token: configuration.tokens[name] ?? "")
             uploader.batchSize = configuration.batchSize
+            uploader.uploadFormat = configuration.uploadFormat
             uploader.bufferLimit = max(configuration.batchSize, 1_000_000)
             lanes[name] = Lane(uploader: GatewayUploader(configuration: uploader, client: client, logger: logger),
                                offset: configuration.slice * Double(index) / Double(max(1, names.count)))

@@ -29,6 +29,15 @@ struct BenchServer {
         }
     }
 
+    /// Another empty database beside `location`, so each measured row starts from nothing.
+    static func fresh(_ location: DatabaseLocation, suffix: String) throws -> DatabaseLocation {
+        switch location {
+        case .sqliteFile(let path): return .sqliteFile(path: path + "-" + suffix)
+        case .sqliteMemory: return .sqliteMemory
+        case .postgres: return try DatabaseLocation(parsing: try PostgresServer.shared().createDatabase(prefix: "bench"))
+        }
+    }
+
     static func start(_ location: DatabaseLocation, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> BenchServer {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
@@ -51,11 +60,11 @@ struct BenchServer {
     }
 
     /// Posts one pre-encoded batch and fails unless the server took it.
-    func post(_ body: ByteBuffer, token: String) async throws {
+    func post(_ body: ByteBuffer, token: String, contentType: String = "application/json") async throws {
         var request = HTTPClientRequest(url: sightingsURL)
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Content-Type", value: contentType)
         request.body = .bytes(body)
         let response = try await client.execute(request, timeout: .seconds(120))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 20))

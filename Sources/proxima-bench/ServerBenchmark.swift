@@ -1,62 +1,100 @@
+import BeaconGateway
 import BeaconKit
 import BeaconServer
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 
-/// Sustained ingestion over loopback HTTP: 4 gateways post batches of 500 sightings
-/// concurrently to one in-process server, on SQLite and on PostgreSQL.
+/// Sustained ingestion over loopback HTTP: 4 gateways post pre-encoded batches concurrently to
+/// one in-process server (each gateway's engine, checkpoint, ranging state, positions and fleet
+/// checks as in `proxima serve`), on SQLite and on PostgreSQL, as JSON and as compact binary
+/// batches in the same run, each row on a fresh database.
 enum ServerBenchmark {
     static let gateways = 4
-    static let batchSize = 500
-    static let batchesPerGateway = 200
+
+    struct Row: Sendable {
+        var format: GatewayUploader.UploadFormat
+        var batchSize: Int
+        var sightingsPerGateway: Int
+        var batchesPerGateway: Int { sightingsPerGateway / batchSize }
+    }
+
+    /// `PROXIMA_BENCH_SERVER_SIGHTINGS` scales the binary rows' sightings per gateway (500,000).
+    static var rows: [Row] {
+        let binary = ProcessInfo.processInfo.environment["PROXIMA_BENCH_SERVER_SIGHTINGS"].flatMap(Int.init) ?? 500_000
+        return [
+            Row(format: .json, batchSize: 500, sightingsPerGateway: 100_000),
+            Row(format: .binary, batchSize: 500, sightingsPerGateway: binary / 5),
+            Row(format: .json, batchSize: 5000, sightingsPerGateway: 100_000),
+            Row(format: .binary, batchSize: 5000, sightingsPerGateway: binary),
+        ]
+    }
 
     static func run() async throws {
         try await BenchServer.eachDatabase(measure)
     }
 
     static func measure(name: String, location: DatabaseLocation) async throws {
+        var jsonRate: [Int: Double] = [:]
+        for (index, row) in rows.enumerated() {
+            let rowLocation = try BenchServer.fresh(location, suffix: "\(index)")
+            let rate = try await measure(name: name, location: rowLocation, row: row)
+            if row.format == .json {
+                jsonRate[row.batchSize] = rate
+            } else if let json = jsonRate[row.batchSize] {
+                print(String(format: "%@: binary/json at %d per batch = %.1f×", name, row.batchSize, rate / json))
+            }
+        }
+    }
+
+    static func measure(name: String, location: DatabaseLocation, row: Row) async throws -> Double {
         let bench = try await BenchServer.start(location)
         var tokens: [String] = []
         for index in 0..<gateways {
             tokens.append(try await bench.store.registerGateway(name: "bench-\(index)").1.token)
         }
-        let bodies = try (0..<gateways).map { try makeBodies(gateway: $0) }
+        let bodies = try (0..<gateways).map { try makeBodies(gateway: $0, row: row) }
         let gatewayTokens = tokens
+        let contentType = row.format == .json ? "application/json" : CompactSightingBatch.mediaType
+        let bytes = bodies.joined().reduce(0) { $0 + $1.readableBytes }
 
         let clock = ContinuousClock()
         let start = clock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for gateway in 0..<gateways {
                 group.addTask {
-                    for body in bodies[gateway] { try await bench.post(body, token: gatewayTokens[gateway]) }
+                    for body in bodies[gateway] { try await bench.post(body, token: gatewayTokens[gateway], contentType: contentType) }
                 }
             }
             try await group.waitForAll()
         }
         let seconds = start.duration(to: clock.now).seconds
-        let sightings = gateways * batchesPerGateway * batchSize
+        let sightings = gateways * row.batchesPerGateway * row.batchSize
         let events = try await bench.store.events(after: 0, limit: 1_000_000).count
-        print(String(format: "%@: %d sightings in %.2f s = %.0f sightings/s (%d batches of %d from %d gateways, %d region events)",
-                     name, sightings, seconds, Double(sightings) / seconds, gateways * batchesPerGateway, batchSize, gateways, events))
+        let rate = Double(sightings) / seconds
+        print(String(format: "%@ %@ %d/batch: %d sightings in %.2f s = %.0f sightings/s (%d batches from %d gateways, %.0f bytes/sighting, %d region events)",
+                     name, row.format.rawValue, row.batchSize, sightings, seconds, rate, gateways * row.batchesPerGateway, gateways,
+                     Double(bytes) / Double(sightings), events))
         try await bench.stop()
+        return rate
     }
 
     /// Pre-encoded batches: each gateway hears 20 beacons, some coming and going.
-    static func makeBodies(gateway: Int) throws -> [ByteBuffer] {
+    static func makeBodies(gateway: Int, row: Row) throws -> [ByteBuffer] {
         let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
         let encoder = JSONEncoder()
-        // An hour ago: within the server's window for sighting times.
-        var time = (Date().timeIntervalSince1970 - 3_600).rounded(.down)
-        return try (0..<batchesPerGateway).map { batch in
-            let sightings = (0..<batchSize).map { index -> Sighting in
+        // Within the server's window for sighting times (7 days back, 5 minutes ahead) to the end.
+        var time = (Date().timeIntervalSince1970 - 86_400).rounded(.down)
+        return try (0..<row.batchesPerGateway).map { batch in
+            let sightings = (0..<row.batchSize).map { index -> Sighting in
                 time += 0.01
                 let minor = UInt16(1 + (index + batch * 7) % 20)
                 return Sighting(time: time, receiver: "bench-\(gateway)", address: BluetoothAddress(rawValue: UInt64(minor)),
                                 rssi: Int8(-50 - (index % 40)),
                                 frame: .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: uuid, major: UInt16(gateway + 1), minor: minor))))
             }
-            return ByteBuffer(data: try encoder.encode(SightingBatch(sequence: batch, sightings: sightings)))
+            let batch = SightingBatch(sequence: batch, sightings: sightings)
+            return row.format == .json ? ByteBuffer(data: try encoder.encode(batch)) : try CompactSightingBatch.encode(batch)
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeaconGateway
 import BeaconKit
 
 // The library's named settings, read from the command line with the library's own spelling.
@@ -6,5 +7,6 @@ import BeaconKit
 // `ExitRuleChoice(parsing:)`, whose error says what was expected.
 
 extension InputFormat: ExpressibleByArgument {}
+extension GatewayUploader.UploadFormat: ExpressibleByArgument {}
 extension RSSIFilterChoice: ExpressibleByArgument {}
 extension DistanceModelChoice: ExpressibleByArgument {}

@@ -23,6 +23,9 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "Sightings per batch (at most 5000).")
     var batch = 500
 
+    @Option(help: "The batches' form: binary (compact, the default) or json (for servers that do not read the compact form).")
+    var uploadFormat = GatewayUploader.UploadFormat.binary
+
     @Option(help: "Most sightings kept while the server is unreachable.")
     var buffer = 100_000
 
@@ -111,6 +114,7 @@ struct GatewayCommand: AsyncParsableCommand {
             var configuration = ReceiverLanes.Configuration(server: URL(string: server)!, tokens: try receiverTokens())
             configuration.slice = slice
             configuration.batchSize = batch
+            configuration.uploadFormat = uploadFormat
             let statistics = try await ReceiverLanes(configuration: configuration, client: client).run(source: source.sightings)
             for (name, posted) in statistics.postedByReceiver.sorted(by: { $0.key < $1.key }) {
                 try StandardOutput.line("\(name): posted \(posted) sightings")
@@ -121,6 +125,7 @@ struct GatewayCommand: AsyncParsableCommand {
         var configuration = GatewayUploader.Configuration(server: URL(string: server)!, token: resolvedToken ?? "")
         configuration.batchSize = batch
         configuration.bufferLimit = buffer
+        configuration.uploadFormat = uploadFormat
         configuration.flushInterval = .milliseconds(Int64(interval * 1000))
         let uploader = GatewayUploader(configuration: configuration, client: client)
         try await uploader.run(source: source.sightings)

@@ -30,6 +30,9 @@ final class ScriptedIngestServer: Sendable {
 
     var url: URL { URL(string: "http://127.0.0.1:\(channel.localAddress!.port!)")! }
     var batches: [SightingBatch] { received.withLockedValue { $0 } }
+    /// Per received batch, whether it came in the compact form.
+    var compact: [Bool] { compactBodies.withLockedValue { $0 } }
+    private let compactBodies = NIOLockedValueBox<[Bool]>([])
 
     func answer(_ body: ByteBuffer) -> HTTPResponseStatus {
         let index = answered.withLockedValue { count in
@@ -37,8 +40,11 @@ final class ScriptedIngestServer: Sendable {
             return count
         }
         let status = statuses[min(index, statuses.count - 1)]
-        if status.code < 300, let batch = try? JSONDecoder().decode(SightingBatch.self, from: Data(body.readableBytesView)) {
+        // Either form the uploader may send: the compact one starts with its magic, "PXSB".
+        let compact = try? CompactSightingBatch.decode(body, limits: .init(maxSightings: 5000))
+        if status.code < 300, let batch = compact ?? (try? JSONDecoder().decode(SightingBatch.self, from: Data(body.readableBytesView))) {
             received.withLockedValue { $0.append(batch) }
+            compactBodies.withLockedValue { $0.append(compact != nil) }
         }
         return status
     }
@@ -103,6 +109,20 @@ struct GatewayUploaderTests {
         #expect(statistics.posted == 10)
         #expect(server.batches.map(\.sequence) == [100, 101, 102])
         #expect(server.batches.flatMap(\.sightings).map(\.time) == (0..<10).map(Double.init))
+        try await server.channel.close()
+    }
+
+    @Test(arguments: [GatewayUploader.UploadFormat.binary, .json])
+    func batchesTravelInTheChosenForm(format: GatewayUploader.UploadFormat) async throws {
+        let server = try await ScriptedIngestServer(statuses: [.accepted])
+        var configuration = Self.configuration(server.url)
+        configuration.uploadFormat = format
+        let uploader = GatewayUploader(configuration: configuration, firstSequence: 7)
+        for time in 0..<6 { await uploader.enqueue(Self.sighting(Double(time))) }
+        try await uploader.flush(onlyFull: false)
+        #expect(server.compact == [format == .binary, format == .binary])
+        #expect(server.batches.map(\.sequence) == [7, 8])
+        #expect(server.batches.flatMap(\.sightings) == (0..<6).map { Self.sighting(Double($0)) })
         try await server.channel.close()
     }
 

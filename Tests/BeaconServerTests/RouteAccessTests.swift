@@ -41,6 +41,7 @@ struct RouteAccessTests {
         Route(method: .get, path: "/v1/organisations/ORG/directory", allowed: .readOnly, refused: .gateway),
         Route(method: .put, path: "/v1/directory", allowed: .operator, refused: .readOnly, body: "DIRECTORY"),
         Route(method: .post, path: "/v1/sightings", allowed: .gateway, refused: .admin, body: #"{"sightings":[]}"#),
+        Route(method: .post, path: "/v1/gateways/april-brother", allowed: .gateway, refused: .admin, body: #"{"devices":[]}"#),
         Route(method: .get, path: "/v1/ranging", allowed: .readOnly, refused: .gateway),
         Route(method: .get, path: "/v1/events?follow=false", allowed: .readOnly, refused: .gateway),
         Route(method: .get, path: "/v1/events?format=json&limit=2&after=0", allowed: .readOnly, refused: .gateway),

@@ -19,7 +19,7 @@ extension ProximaServer {
             let batch: SightingBatch
             do {
                 let buffer = try await request.body.collect(upTo: self.configuration.maxBatchBytes)
-                batch = try self.decodeBatch(buffer)
+                batch = try self.decodeBatch(buffer, contentType: request.headers[.contentType])
             } catch {
                 // Every refused body counts (400 malformed, 413 too large), not only floods.
                 self.metrics.refusedBatches.increment()
@@ -27,6 +27,9 @@ extension ProximaServer {
             }
             let result = try await self.accept(batch, gatewayID: gatewayID)
             return try Self.json(IngestReply(accepted: result.accepted, duplicate: result.duplicate, events: result.events.count), status: .accepted)
+        }
+        router.post(RouterPath(Self.aprilBrotherPath)) { request, context in
+            try await self.acceptAprilBrother(request, context: context)
         }
         router.get("/v1/ranging") { [store] request, context in
             try context.require(.read)
@@ -61,13 +64,67 @@ extension ProximaServer {
         return result
     }
 
+    /// Where April Brother gateways post; their firmware sets a URL but no header, so the
+    /// token may come as `?token=` here (AuthenticationMiddleware).
+    static let aprilBrotherPath = "/v1/gateways/april-brother"
+
+    struct AprilBrotherReply: Codable {
+        var accepted: Int
+        /// Advertisements that carried no beacon (or a malformed one) and were passed over.
+        var ignored: Int
+        var events: Int
+    }
+
+    func acceptAprilBrother(_ request: Request, context: ProximaRequestContext) async throws -> Response {
+        let principal = try context.require(.ingest)
+        guard let gatewayID = principal.gatewayID else {
+            throw APIError(.forbidden, field: "Authorization", "this gateway token is not bound to a registered gateway")
+        }
+        if let wait = await limiter.take(gatewayID) {
+            metrics.refusedBatches.increment()
+            var error = APIError(.tooManyRequests, field: "rate", "more than \(Int(configuration.batchesPerSecond)) batches per second from this gateway; retry later")
+            error.headers[.retryAfter] = String(max(1, Int(wait.rounded(.up))))
+            throw error
+        }
+        let upload: AprilBrotherUpload
+        do {
+            let buffer = try await request.body.collect(upTo: configuration.maxBatchBytes)
+            let bytes = Array(buffer: buffer)
+            guard !bytes.isEmpty else {
+                throw APIError(.badRequest, field: "body", "expected an April Brother upload, found an empty body")
+            }
+            switch request.headers[.contentType].map(Self.mediaType) {
+            case "application/msgpack", "application/x-msgpack":
+                upload = try AprilBrotherUpload.decode(messagePack: bytes, maxDevices: configuration.maxSightingsPerBatch)
+            case "application/json":
+                upload = try AprilBrotherUpload.decode(json: bytes, maxDevices: configuration.maxSightingsPerBatch)
+            case let other:
+                throw APIError(.unsupportedMediaType, field: "Content-Type",
+                               "expected application/msgpack or application/json, found \(other.map { "'\($0)'" } ?? "none")")
+            }
+        } catch {
+            metrics.refusedBatches.increment()
+            throw error
+        }
+        let (sightings, ignored) = upload.sightings(receiver: gatewayID, time: ingestion.clock())
+        // No sequence: the message id restarts with the gateway, and the firmware does not
+        // resend a post the server answered.
+        let result = try await accept(SightingBatch(sequence: nil, sightings: sightings), gatewayID: gatewayID)
+        return try Self.json(AprilBrotherReply(accepted: result.accepted, ignored: ignored, events: result.events.count), status: .accepted)
+    }
+
     struct IngestReply: Codable {
         var accepted: Int
         var duplicate: Bool
         var events: Int
     }
 
-    func decodeBatch(_ buffer: ByteBuffer) throws -> SightingBatch {
+    /// The JSON form, or the compact binary form (`CompactSightingBatch.mediaType`) read
+    /// without Foundation's JSON machinery. Both refuse with the same field names and limits.
+    func decodeBatch(_ buffer: ByteBuffer, contentType: String? = nil) throws -> SightingBatch {
+        if let contentType, Self.mediaType(contentType) == CompactSightingBatch.mediaType {
+            return try decodeCompactBatch(buffer)
+        }
         guard buffer.readableBytes > 0 else {
             throw APIError(.badRequest, field: "body", "expected a JSON batch {\"sightings\":[...]}, found an empty body")
         }
@@ -84,5 +141,23 @@ extension ProximaServer {
                            "expected at most \(configuration.maxSightingsPerBatch) sightings per batch, found \(batch.sightings.count)")
         }
         return batch
+    }
+
+    func decodeCompactBatch(_ buffer: ByteBuffer) throws -> SightingBatch {
+        let now = ingestion.clock()
+        let window = configuration.sightingTimeWindow
+        let limits = CompactSightingBatch.Limits(maxSightings: configuration.maxSightingsPerBatch,
+                                                 times: max(0, now - window.past)...(now + window.future))
+        do {
+            return try CompactSightingBatch.decode(buffer, limits: limits)
+        } catch {
+            throw APIError(error.isTooLarge ? .contentTooLarge : .badRequest, field: error.field, error.description)
+        }
+    }
+
+    /// `application/x; charset=…` → `application/x`, lower-cased.
+    static func mediaType(_ contentType: String) -> String {
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        return type.trimmingCharacters(in: .whitespaces).lowercased()
     }
 }

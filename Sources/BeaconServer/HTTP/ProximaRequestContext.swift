@@ -61,6 +61,12 @@ struct AuthenticationMiddleware: RouterMiddleware {
             if !token.isEmpty, token.utf8.count <= 200 {
                 context.principal = try await cache.principal(for: token, store: store)
             }
+        } else if let token = request.uri.queryParameters["token"], request.uri.path == ProximaServer.aprilBrotherPath {
+            // April Brother gateways are configured with a URL only, so their token rides in it.
+            let text = String(token)
+            if !text.isEmpty, text.utf8.count <= 200 {
+                context.principal = try await cache.principal(for: text, store: store)
+            }
         } else if let token = request.uri.queryParameters["access_token"], request.uri.path.hasSuffix("/ws") {
             // Browsers cannot set headers on a WebSocket upgrade, so the event socket also takes
             // the token in the query.

@@ -87,7 +87,9 @@ public struct GatewayMonitor: Sendable {
     public mutating func apply(_ sightings: [Sighting]) -> (changes: [Change], readings: [Reading]) {
         var events: [BeaconEvent] = []
         var latest: Double?
-        for sighting in sightings.sorted(by: { $0.time < $1.time }) {
+        // Gateways post in time order, so the copy and sort are only paid for a batch that is not.
+        let inOrder = zip(sightings, sightings.dropFirst()).allSatisfy { $0.time <= $1.time }
+        for sighting in inOrder ? sightings : sightings.sorted(by: { $0.time < $1.time }) {
             engine.receive(sighting, into: &events)
             latest = sighting.time
         }

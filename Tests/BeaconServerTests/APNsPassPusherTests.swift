@@ -46,7 +46,7 @@ struct APNsPassPusherTests {
                 let token = context.parameters.get("token") ?? ""
                 let bytes = try await request.body.collect(upTo: 4096)
                 self.received.withLock {
-                    $0.append(Received(method: request.method.rawValue, path: request.uri.path, topic: request.headers[HTTPField.Name("apns-topic")!],
+                    $0.append(Received(method: request.method.rawValue, path: request.uri.path, topic: request.headers.first { $0.name.rawName == "apns-topic" }?.value,
                                        contentType: request.headers[.contentType], body: String(buffer: bytes)))
                 }
                 let (status, text) = self.answer(token: token)

@@ -74,7 +74,8 @@ struct PassHarness: Sendable {
 
     /// pass.json of a package, as an object.
     static func passObject(_ package: PassPackage) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: try #require(package.files["pass.json"])) as? [String: Any])
+        let data = try #require(package.files["pass.json"])
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
     static func authorization(_ package: PassPackage) throws -> HTTPFields {

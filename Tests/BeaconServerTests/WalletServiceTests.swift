@@ -234,7 +234,7 @@ struct PassStoreTests {
             let one = try await store.insertPass(pass("one", minors: [office.mordor.minor]))
             let two = try await store.insertPass(pass("two", minors: [restroom.minor]))
             let three = try await store.insertPass(pass("three", minors: [restroom.minor, office.mordor.minor]))
-            #expect([one.updateTag, two.updateTag, three.updateTag] == [1, 2, 3])
+            #expect([one.updateTag, two.updateTag, three.updateTag] == [Int](1...3))
             _ = try await store.registerDevice(PassRegistration(deviceLibraryIdentifier: "d", passTypeIdentifier: "pass.test", serial: "three", pushToken: "p3"), now: 100)
             _ = try await store.registerDevice(PassRegistration(deviceLibraryIdentifier: "d", passTypeIdentifier: "pass.test", serial: "two", pushToken: "p2"), now: 100)
 

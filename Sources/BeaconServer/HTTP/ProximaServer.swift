@@ -43,13 +43,19 @@ public final class ProximaServer: Sendable {
         self.logger = logger
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         self.webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger)
-        if let passes = configuration.passes,
-           let pusher = try? APNsPassPusher(certificatePEM: passes.certificatePEM, privateKeyPEM: passes.privateKeyPEM,
-                                            baseURL: passes.apnsURL, trustRoots: passes.apnsTrustRoots) {
-            passPushes = PassPushService(delivery: PassPushDelivery(store: store, pusher: pusher), logger: logger)
-        } else {
-            passPushes = nil
+        var passPushes: PassPushService?
+        if let passes = configuration.passes {
+            do {
+                let pusher = try APNsPassPusher(certificatePEM: passes.certificatePEM, privateKeyPEM: passes.privateKeyPEM,
+                                                baseURL: passes.apnsURL, trustRoots: passes.apnsTrustRoots)
+                passPushes = PassPushService(delivery: PassPushDelivery(store: store, pusher: pusher), logger: logger)
+            } catch {
+                // The identity already signed passes, so this is TLS refusing the key format:
+                // passes still work, only their update pushes do not.
+                logger.error("pass update pushes are off: the pass certificate cannot be a TLS client certificate", metadata: ["error": "\(error)"])
+            }
         }
+        self.passPushes = passPushes
     }
 
     /// What the server needs running beside its HTTP service, to put before it in a service

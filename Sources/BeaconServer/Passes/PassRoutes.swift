@@ -6,7 +6,7 @@ import NIOFoundationCompat
 
 extension ProximaServer {
     struct MinorRequest: Decodable {
-        var minor: UInt16
+        var minor: Int
     }
 
     /// The signing identity, or 503 saying how to configure one.
@@ -72,7 +72,10 @@ extension ProximaServer {
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let body = try await Self.decode(MinorRequest.self, from: request, limit: 1024)
-            return try Self.json(try await store.renumberZone(id: id, minor: body.minor, now: self.ingestion.clock()))
+            guard let minor = UInt16(exactly: body.minor) else {
+                throw APIError(.badRequest, field: "minor", "expected a minor in 0…65535, found \(body.minor)")
+            }
+            return try Self.json(try await store.renumberZone(id: id, minor: minor, now: self.ingestion.clock()))
         }
     }
 

@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+import X509
 
 /// Issue 17, item 4: pass templates per site, issuing passes with the site's beacons, and
 /// downloading the signed .pkpass; every route by role, every refusal by field.
@@ -238,5 +239,27 @@ struct PassRouteTests {
         #expect(newPass.required == ["visitor"])
         #expect(throws: (any Error).self) { try JSONDecoder().decode(NewPass.self, from: Data(#"{"zones":[1]}"#.utf8)) }
         #expect(try JSONDecoder().decode(NewPass.self, from: Data(#"{"visitor":"a"}"#.utf8)).zones == nil)
+    }
+
+    /// `proxima serve` loads the identity at start; a wrong file or URL names its option.
+    @Test func signingConfigurationRefusalsNameTheOption() throws {
+        let certificates = try PassTestCertificates.make()
+        let other = try PassTestCertificates.make()
+        func field(_ body: () throws -> PassServiceConfiguration) -> String? {
+            do { _ = try body(); return nil } catch let error as PassError { return error.field } catch { return "\(error)" }
+        }
+        #expect(field { try PassServiceConfiguration(certificatePEM: certificates.passPEM, privateKeyPEM: certificates.passKeyPEM,
+                                                     intermediatePEM: certificates.wwdrPEM, publicURL: "http://beacons.example.test") } == "--public-url")
+        #expect(field { try PassServiceConfiguration(certificatePEM: certificates.passPEM, privateKeyPEM: other.passKeyPEM,
+                                                     intermediatePEM: certificates.wwdrPEM, publicURL: PassTestCertificates.publicURL) } == "--pass-key")
+        // A CA that did not issue the pass certificate. (PassSigningIdentity compares names only,
+        // so a second CA with the WWDR's very name would pass this check.)
+        let unrelatedCA = try other.serverCA.serializeAsPEM().pemString
+        #expect(field { try PassServiceConfiguration(certificatePEM: certificates.passPEM, privateKeyPEM: certificates.passKeyPEM,
+                                                     intermediatePEM: unrelatedCA, publicURL: PassTestCertificates.publicURL) } == "--pass-wwdr")
+        #expect(field { try PassServiceConfiguration(certificatePEM: "not a certificate", privateKeyPEM: certificates.passKeyPEM,
+                                                     intermediatePEM: certificates.wwdrPEM, publicURL: PassTestCertificates.publicURL) } == "--pass-cert")
+        let configuration = try certificates.passConfiguration()
+        #expect(configuration.webServiceURL == "https://beacons.example.test/wallet")
     }
 }

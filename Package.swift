@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet",
+                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -136,7 +136,14 @@ let package = Package(
             name: "BeaconServerTests",
             dependencies: [
                 "BeaconServer", "BeaconKit", "BeaconGateway", "BeaconTesting", "BeaconSimulator", "BeaconLocate", "BeaconFleet",
+                "BeaconWallet",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // The local HTTP/2 endpoint the APNs client is tested against, and its test-made certificates.
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),

@@ -2,6 +2,7 @@ import ArgumentParser
 import BeaconKit
 import BeaconServer
 import Foundation
+import BeaconWallet
 import Logging
 
 struct ServeCommand: AsyncParsableCommand {
@@ -47,6 +48,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The PEM private key of --tls-cert.")
     var tlsKey: String?
 
+    @Option(help: "Sign Wallet passes with this PEM pass type certificate (with --pass-key, --pass-wwdr and --public-url; docs/wallet.md).")
+    var passCert: String?
+
+    @Option(help: "The PEM private key of --pass-cert (unencrypted).")
+    var passKey: String?
+
+    @Option(help: "Apple's WWDR intermediate certificate (PEM) that issued --pass-cert.")
+    var passWwdr: String?
+
+    @Option(name: .customLong("public-url"), help: "The https URL Wallet reaches this server at; passes call back at URL/wallet.")
+    var publicURL: String?
+
     @Option(help: "Keep stored events this long, then purge them continuously: 90d, 12h, 30m or seconds (at least a minute). Default: keep them.")
     var retainEvents: String?
 
@@ -65,6 +78,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard sightingMaxAge >= 0 else { throw ValidationError("--sighting-max-age must be 0 or more seconds, got \(sightingMaxAge)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        let passOptions = [passCert, passKey, passWwdr, publicURL]
+        guard passOptions.allSatisfy({ $0 == nil }) || passOptions.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--pass-cert, --pass-key, --pass-wwdr and --public-url go together")
+        }
         if let retainEvents {
             do { _ = try EventRetention(parsing: retainEvents) } catch { throw ValidationError("--\(error.field): \(error.reason)") }
         }
@@ -95,12 +112,33 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--\(error.field): \(error.reason)")
             }
         }
+        if let passCert, let passKey, let passWwdr, let publicURL {
+            options.passes = try Self.passConfiguration(certificate: passCert, key: passKey, intermediate: passWwdr, publicURL: publicURL)
+        }
         try await ServeRunner.run(options, logger: Logger(label: "proxima.serve")) { line in
             // The server's announcements (its address) are informational: one that cannot be
             // written must not stop a running server, so it goes to the log's stream instead.
             do { try StandardOutput.line(line) } catch {
                 printError("\(error); the line was: \(line)")
             }
+        }
+    }
+
+    /// Reads and checks the pass signing files at start, so a wrong file stops the server with
+    /// the option named instead of failing the first pass.
+    static func passConfiguration(certificate: String, key: String, intermediate: String, publicURL: String) throws -> PassServiceConfiguration {
+        func read(_ path: String, option: String) throws -> String {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("--\(option): cannot read \(path)")
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        do {
+            return try PassServiceConfiguration(certificatePEM: try read(certificate, option: "pass-cert"),
+                                                privateKeyPEM: try read(key, option: "pass-key"),
+                                                intermediatePEM: try read(intermediate, option: "pass-wwdr"), publicURL: publicURL)
+        } catch let error as PassError {
+            throw ValidationError("\(error.field): \(error.reason)")
         }
     }
 }

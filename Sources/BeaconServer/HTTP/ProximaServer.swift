@@ -21,6 +21,7 @@ public final class ProximaServer: Sendable {
     let tokenCache: TokenCache
     let webhooks: WebhookDispatcher
     let httpClient: HTTPClient
+    let passPushes: PassPushService?
     let logger: Logger
 
     /// - Parameter clock: seconds since 1970, for ingestion (sighting time bounds, record times).
@@ -42,16 +43,30 @@ public final class ProximaServer: Sendable {
         self.logger = logger
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         self.webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger)
+        var passPushes: PassPushService?
+        if let passes = configuration.passes {
+            do {
+                let pusher = try APNsPassPusher(certificatePEM: passes.certificatePEM, privateKeyPEM: passes.privateKeyPEM,
+                                                baseURL: passes.apnsURL, trustRoots: passes.apnsTrustRoots)
+                passPushes = PassPushService(delivery: PassPushDelivery(store: store, pusher: pusher), logger: logger)
+            } catch {
+                // The identity already signed passes, so this is TLS refusing the key format:
+                // passes still work, only their update pushes do not.
+                logger.error("pass update pushes are off: the pass certificate cannot be a TLS client certificate", metadata: ["error": "\(error)"])
+            }
+        }
+        self.passPushes = passPushes
     }
 
     /// What the server needs running beside its HTTP service, to put before it in a service
     /// group (the webhook client).
-    public var services: [any Service] { [HTTPClientService(client: httpClient)] }
+    public var services: [any Service] { [HTTPClientService(client: httpClient)] + (passPushes.map { [$0] } ?? []) }
 
     /// Stops outgoing deliveries, for users that run the router without a service group (tests);
     /// the owner closes the database afterwards.
     public func shutdown() async {
         try? await httpClient.shutdown()
+        try? await passPushes?.delivery.pusher.shutdown()
     }
 
     public static var openAPIDocument: String {
@@ -101,6 +116,8 @@ public final class ProximaServer: Sendable {
         addHelpRequestRoutes(to: router)
         addHuntRoutes(to: router)
         addOfferRoutes(to: router)
+        addPassRoutes(to: router)
+        addWalletRoutes(to: router)
         addDashboardRoutes(to: router)
         return router
     }

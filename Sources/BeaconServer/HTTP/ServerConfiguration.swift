@@ -36,6 +36,8 @@ public struct ServerConfiguration: Sendable {
     public var fleet = FleetSettings()
     /// Bounds of devices and messages of the day (Apps/).
     public var apps = AppLimits()
+    /// Wallet passes: the signing identity and public URL; nil answers the pass endpoints 503.
+    public var passes: PassServiceConfiguration?
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

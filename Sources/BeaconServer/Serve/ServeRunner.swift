@@ -26,6 +26,8 @@ public enum ServeRunner {
         public var tls: TLSConfiguration?
         /// How long stored events are kept; nil keeps them.
         public var eventRetention: EventRetention?
+        /// Wallet passes (signing identity, public URL); nil answers the pass endpoints 503.
+        public var passes: PassServiceConfiguration?
 
         public init() {}
     }
@@ -50,6 +52,7 @@ public enum ServeRunner {
         configuration.gatewayBeaconLimit = options.gatewayBeaconLimit
         configuration.sightingTimeWindow = options.sightingTimeWindow
         configuration.tls = options.tls
+        configuration.passes = options.passes
         configuration.batchBurst = options.batchesPerSecond * 2
         let server = ProximaServer(store: Store(database: database), configuration: configuration, logger: logger)
         let application = ApplicationService(options: options, server: server, logger: logger, announce: announce)

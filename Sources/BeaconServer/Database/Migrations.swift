@@ -114,5 +114,6 @@ enum Migrations {
         HuntMigrations.huntsAndOffers,
         TokenMigrations.lifecycle,
         AuditMigrations.auditLog,
+        RotationMigrations.rotationKeys,
     ]
 }

@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable {
     public var fleet = FleetSettings()
     /// Bounds of devices and messages of the day (Apps/).
     public var apps = AppLimits()
+    /// Seals stored secrets such as rotation keys (`--secret-key-file`); without it the server
+    /// refuses to store rotation keys.
+    public var secretKey: ServerSecret?
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

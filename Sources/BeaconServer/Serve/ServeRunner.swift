@@ -26,6 +26,8 @@ public enum ServeRunner {
         public var tls: TLSConfiguration?
         /// How long stored events are kept; nil keeps them.
         public var eventRetention: EventRetention?
+        /// Seals rotation keys at rest (`--secret-key-file`); nil refuses to store them.
+        public var secretKey: ServerSecret?
 
         public init() {}
     }
@@ -50,6 +52,7 @@ public enum ServeRunner {
         configuration.gatewayBeaconLimit = options.gatewayBeaconLimit
         configuration.sightingTimeWindow = options.sightingTimeWindow
         configuration.tls = options.tls
+        configuration.secretKey = options.secretKey
         configuration.batchBurst = options.batchesPerSecond * 2
         let server = ProximaServer(store: Store(database: database), configuration: configuration, logger: logger)
         let application = ApplicationService(options: options, server: server, logger: logger, announce: announce)

@@ -70,8 +70,9 @@ public final class IngestService: Sendable {
     public func ingest(gatewayID: String, batch heard: SightingBatch) async throws -> IngestResult {
         let now = clock()
         try heard.validate(now: now, window: window)
-        var batch = heard, replays: [RotationReplay] = []
-        if let rotation { (batch, replays) = try await rotation.translate(heard, now: now) }
+        let translated = try await rotation?.translate(heard, now: now)
+        let batch = translated?.0 ?? heard
+        let replays = translated?.1 ?? []
         let device = try await devices.device(gatewayID: gatewayID, store: store)
         try devices.admit(device)
         let keepsPositions = device?.consent.positions ?? true

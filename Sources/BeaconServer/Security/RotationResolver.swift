@@ -1,3 +1,4 @@
+import BeaconFleet
 import BeaconGateway
 import BeaconKit
 import BeaconRotation

@@ -105,7 +105,7 @@ extension Store {
             guard let uuid = UUID(uuidString: try row.string("uuid")), let box = Data(base64Encoded: try row.string("sealed_key")) else {
                 throw RegistryError(.invalid, field: "sealed_key", "stored rotation of beacon \(beaconID) is unreadable")
             }
-            let key = try RotationKey(bytes: try secret.open(box, context: rotationContext(beaconID: beaconID)), field: "sealed_key")
+            let key = try RotationKey(bytes: try secret.open(box, context: Self.rotationContext(beaconID: beaconID)), field: "sealed_key")
             let period = try RotationPeriod(seconds: try row.int("period_seconds"), field: "period_seconds")
             return RotatingBeacon(beaconID: beaconID,
                                   registered: BeaconIdentity(uuid: uuid, major: try row.uint16("major"), minor: try row.uint16("minor")),

@@ -4,7 +4,7 @@ import Foundation
 /// The secret a rotating beacon and the server share: 16 to 32 bytes, written as hex
 /// (32 to 64 hex digits) or as base64.
 ///
-/// A string made only of hex digits with an even length of 32 to 64 is read as hex, anything
+/// A string made only of hex digits is read as hex (and must have 32 to 64 of them), anything
 /// else as base64, so a hex key never becomes a shorter base64 one by accident.
 public struct RotationKey: Sendable, Hashable {
     public static let allowedLengths = 16...32
@@ -27,7 +27,10 @@ public struct RotationKey: Sendable, Hashable {
         guard trimmed.utf8.count <= 200 else {
             throw RotationInputError(field: field, reason: "expected at most 64 hex digits or 44 base64 characters, found \(trimmed.utf8.count) characters")
         }
-        if let hex = Self.hexBytes(trimmed) {
+        if trimmed.allSatisfy(\.isHexDigit) {
+            guard let hex = Self.hexBytes(trimmed) else {
+                throw RotationInputError(field: field, reason: "expected 32 to 64 hex digits (16 to 32 bytes), found \(trimmed.count) hex digits")
+            }
             try self.init(bytes: hex, field: field)
             return
         }

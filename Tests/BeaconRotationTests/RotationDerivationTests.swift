@@ -49,7 +49,8 @@ import Testing
 
     @Test(arguments: [
         ("", "found nothing"),
-        ("00010203", "found 4 bytes"),
+        ("00010203", "found 8 hex digits"),
+        ("000102030405060708090a0b0c0d0e0f0", "found 33 hex digits"),
         (Data(repeating: 7, count: 40).base64EncodedString(), "found 40 bytes"),
         ("not a key at all!", "offset 3"),
     ])

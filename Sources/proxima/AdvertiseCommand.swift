@@ -32,7 +32,7 @@ struct Advertise: AsyncParsableCommand {
     @Option(help: "Record every HCI packet: FILE.pcap as pcap (link type 201), anything else as btsnoop.")
     var record: String?
 
-    @Option(help: ArgumentHelp("Rotate major and minor every period, derived from this key (16–32 bytes as hex or base64; see docs/security.md). "
+    @Option(help: ArgumentHelp("Rotate major and minor every period, derived from this key (16 to 32 bytes as hex or base64; see docs/security.md). "
                                + "Keeps the UUID; --major and --minor are then not given. PROXIMA_ROTATION_KEY keeps it off the process list.",
                                valueName: "key"))
     var rotationKey: String?

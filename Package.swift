@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BeaconLocate", targets: ["BeaconLocate"]),
         .library(name: "BeaconFleet", targets: ["BeaconFleet"]),
         .library(name: "BeaconWallet", targets: ["BeaconWallet"]),
+        .library(name: "BeaconRotation", targets: ["BeaconRotation"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -46,6 +47,9 @@ let package = Package(
         .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
+        // Rotating identities (issue 15): pure derivation and window rule, shared by the
+        // advertiser and the server.
+        .target(name: "BeaconRotation", dependencies: ["BeaconKit", .product(name: "Crypto", package: "swift-crypto")]),
         // Wallet passes: no server or radio code, so a pass tool can embed it alone.
         .target(
             name: "BeaconWallet",
@@ -76,7 +80,7 @@ let package = Package(
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet",
+                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -103,7 +107,7 @@ let package = Package(
             name: "proxima",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer", "BeaconGateway",
-                "BeaconLocate", "BeaconFleet", "BeaconWallet",
+                "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -136,7 +140,7 @@ let package = Package(
             name: "BeaconServerTests",
             dependencies: [
                 "BeaconServer", "BeaconKit", "BeaconGateway", "BeaconTesting", "BeaconSimulator", "BeaconLocate", "BeaconFleet",
-                "BeaconWallet",
+                "BeaconWallet", "BeaconRotation",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // The local HTTP/2 endpoint the APNs client is tested against, and its test-made certificates.
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -161,6 +165,7 @@ let package = Package(
         ),
         .testTarget(name: "BeaconLocateTests", dependencies: ["BeaconLocate", "BeaconKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BeaconFleetTests", dependencies: ["BeaconFleet", "BeaconKit"]),
+        .testTarget(name: "BeaconRotationTests", dependencies: ["BeaconRotation", "BeaconKit"]),
         .testTarget(name: "BeaconWalletTests", dependencies: ["BeaconWallet", "BeaconKit", "BeaconTesting"]),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting", "BeaconWallet"]),
     ],

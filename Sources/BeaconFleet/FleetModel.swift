@@ -96,6 +96,9 @@ public enum FleetCheck: String, Sendable, Hashable, Codable, CaseIterable {
     case telemetry
     /// Many unknown identities from one place at once (a rogue sending random minors).
     case identityFlood
+    /// A rotating beacon's identity heard outside its window (yesterday's, replayed); raised by
+    /// the server's rotation resolver, not by these checks, and left open for an operator.
+    case rotationReplay
 }
 
 /// What a check found about one subject, with a reason a person can read.
@@ -135,6 +138,15 @@ public struct FleetTransition: Sendable, Hashable {
     public var to: HealthLevel
     public var reason: String
     public var time: Double
+
+    public init(subject: FleetSubject, check: FleetCheck, from: HealthLevel, to: HealthLevel, reason: String, time: Double) {
+        self.subject = subject
+        self.check = check
+        self.from = from
+        self.to = to
+        self.reason = reason
+        self.time = time
+    }
 
     /// Raised when the level grows, cleared when it falls back to ok.
     public var isRaised: Bool { to > from }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeaconHCI
 import BeaconKit
+import BeaconRotation
 import Foundation
 import Synchronization
 
@@ -31,11 +32,29 @@ struct Advertise: AsyncParsableCommand {
     @Option(help: "Record every HCI packet: FILE.pcap as pcap (link type 201), anything else as btsnoop.")
     var record: String?
 
+    @Option(help: ArgumentHelp("Rotate major and minor every period, derived from this key (16 to 32 bytes as hex or base64; see docs/security.md). "
+                               + "Keeps the UUID; --major and --minor are then not given. PROXIMA_ROTATION_KEY keeps it off the process list.",
+                               valueName: "key"))
+    var rotationKey: String?
+
+    @Option(help: "Length of a rotation period: 24h (the default), 15m, 2d or seconds; at least 1m.")
+    var rotationPeriod: String?
+
     @OptionGroup var controller: ControllerOptions
 
     func validate() throws {
         guard let parsed = LEInterval.parse(interval), (20...10_240).contains(parsed.milliseconds) else {
             throw ValidationError("--interval '\(interval)' must be between 20ms and 10240ms, e.g. 100ms")
+        }
+        if rotationKey != nil || rotationPeriod != nil {
+            _ = try rotation(uuid: UUID())
+            if major != nil || minor != nil {
+                throw ValidationError("--rotation-key derives major and minor from the key for each period; drop --major/--minor")
+            }
+            if (config == nil) == (uuid == nil) {
+                throw ValidationError("--rotation-key needs one of --uuid U or --config NAME for the proximity UUID it keeps")
+            }
+            return
         }
         if config == nil && (uuid == nil || major == nil || minor == nil) {
             throw ValidationError("give --uuid, --major and --minor, or --config NAME")
@@ -43,6 +62,30 @@ struct Advertise: AsyncParsableCommand {
         if config != nil && (uuid != nil || major != nil || minor != nil) {
             throw ValidationError("--config NAME takes the identity from the saved transmitter; drop --uuid/--major/--minor")
         }
+    }
+
+    /// The rotation the options ask for, around `uuid`; nil without --rotation-key.
+    func rotation(uuid: UUID) throws -> RotatingIdentity? {
+        guard let rotationKey else {
+            if rotationPeriod != nil { throw ValidationError("--rotation-period needs --rotation-key") }
+            return nil
+        }
+        do throws(RotationInputError) {
+            let key = try RotationKey(parsing: rotationKey, field: "--rotation-key")
+            var period = RotationPeriod.day
+            if let rotationPeriod { period = try RotationPeriod(parsing: rotationPeriod, field: "--rotation-period") }
+            return RotatingIdentity(uuid: uuid, key: key, period: period)
+        } catch {
+            throw ValidationError("\(error.field): \(error.reason)")
+        }
+    }
+
+    /// The frame to start with: the saved or given identity, or this period's rotated one.
+    func frame(at time: Double) throws -> (IBeaconFrame, RotatingIdentity?) {
+        var frame = try self.frame()
+        guard let rotating = try rotation(uuid: frame.identity.uuid) else { return (frame, nil) }
+        frame.identity = rotating.identity(at: time)
+        return (frame, rotating)
     }
 
     func frame() throws -> IBeaconFrame {
@@ -54,6 +97,11 @@ struct Advertise: AsyncParsableCommand {
             if let power { saved.measuredPower = try BeaconIdentity.parseMeasuredPower(power) }
             return saved.frame
         }
+        if rotationKey != nil {
+            // Major and minor come from the key; the rotation fills them in.
+            return IBeaconFrame(identity: BeaconIdentity(uuid: try BeaconIdentity.parseUUID(uuid ?? ""), major: 0, minor: 0),
+                                measuredPower: try BeaconIdentity.parseMeasuredPower(power ?? -59))
+        }
         let identity = BeaconIdentity(uuid: try BeaconIdentity.parseUUID(uuid ?? ""),
                                       major: try BeaconIdentity.parseNumber(major ?? 0, field: "major"),
                                       minor: try BeaconIdentity.parseNumber(minor ?? 0, field: "minor"))
@@ -61,9 +109,9 @@ struct Advertise: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let frame: IBeaconFrame
+        let frame: IBeaconFrame, rotating: RotatingIdentity?
         do {
-            frame = try self.frame()
+            (frame, rotating) = try self.frame(at: Date().timeIntervalSince1970)
         } catch let error as ValidationError {
             throw error
         } catch {
@@ -122,6 +170,10 @@ struct Advertise: AsyncParsableCommand {
             if let failure = progressFailure.withLock({ $0 }) { throw failure }
             try StandardOutput.line("Advertising iBeacon \(frame.identity.uuid.uuidString) major \(frame.identity.major) minor \(frame.identity.minor) "
                                     + "power \(frame.measuredPower.dBm) dBm every \(interval). Press Ctrl-C to stop.")
+            if let rotating {
+                try StandardOutput.line("Rotating major and minor every \(rotating.period) (period \(rotating.period.number(at: Date().timeIntervalSince1970)), "
+                                        + "key \(rotating.key.fingerprint)); next change at \(Self.iso8601(rotating.nextChange(after: Date().timeIntervalSince1970))).")
+            }
         } catch {
             try? await BeaconAdvertiser.stop(on: host)
             await host.close()
@@ -143,6 +195,9 @@ struct Advertise: AsyncParsableCommand {
         let outcome = await withTaskGroup(of: StopReason.self) { group in
             group.addTask { .signal(await stopper.value) }
             group.addTask { .link(await watcher.value) }
+            if let rotating {
+                group.addTask { .link(await Self.rotate(rotating, frame: frame, on: host)) }
+            }
             let first = await group.next() ?? .signal(nil)
             group.cancelAll()
             watcher.cancel()
@@ -168,6 +223,35 @@ struct Advertise: AsyncParsableCommand {
             await host.close()
             throw ExitCode.failure
         }
+    }
+
+    /// Changes the advertised major and minor at each period boundary until cancelled; returns
+    /// why it stopped when the controller refused, nil when cancelled.
+    static func rotate(_ rotating: RotatingIdentity, frame: IBeaconFrame, on host: HostController) async -> String? {
+        var frame = frame
+        while !Task.isCancelled {
+            let now = Date().timeIntervalSince1970
+            let change = rotating.nextChange(after: now)
+            do {
+                try await Task.sleep(for: .milliseconds(Int64(((change - now) * 1000).rounded(.up)) + 1))
+            } catch {
+                return nil
+            }
+            let next = rotating.identity(at: Date().timeIntervalSince1970)
+            guard next != frame.identity else { continue }
+            frame.identity = next
+            do {
+                try await BeaconAdvertiser.update(frame, on: host)
+                try StandardOutput.line("Period \(rotating.period.number(at: Date().timeIntervalSince1970)): major \(next.major) minor \(next.minor)")
+            } catch {
+                return "could not change the rotated identity: \(error)"
+            }
+        }
+        return nil
+    }
+
+    static func iso8601(_ time: Double) -> String {
+        Date(timeIntervalSince1970: time).formatted(.iso8601)
     }
 
     enum StopReason: Sendable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeaconKit
+import BeaconRotation
 import BeaconServer
 import Foundation
 import BeaconWallet
@@ -69,6 +70,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(help: "A file holding the 32-byte key (64 hex digits, base64 or raw) that seals rotation keys at rest; without it rotation keys are refused.")
+    var secretKeyFile: String?
+
     func validate() throws {
         do { _ = try DatabaseLocation(parsing: database) } catch { throw ValidationError("--database: \(error.reason)") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
@@ -107,6 +111,11 @@ struct ServeCommand: AsyncParsableCommand {
         options.gatewayBeaconLimit = gatewayBeaconLimit
         options.sightingTimeWindow.past = sightingMaxAge
         options.eventRetention = try retainEvents.map { try EventRetention(parsing: $0) }
+        if let secretKeyFile {
+            do throws(RotationInputError) { options.secretKey = try ServerSecret.load(path: secretKeyFile) } catch {
+                throw ValidationError("\(error.field): \(error.reason)")
+            }
+        }
         if let tlsCert, let tlsKey {
             do { options.tls = try ServerTLS.configuration(certificatePath: tlsCert, keyPath: tlsKey) } catch {
                 throw ValidationError("--\(error.field): \(error.reason)")

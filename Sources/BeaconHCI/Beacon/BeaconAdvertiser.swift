@@ -28,6 +28,17 @@ public enum BeaconAdvertiser {
         ]
     }
 
+    /// New advertising data while advertising runs: legacy advertising takes LE Set Advertising
+    /// Data at any time, so a rotating identity changes without a gap on the air.
+    public static func updateStep(_ frame: IBeaconFrame) -> Step {
+        let data = frame.advertisingData()
+        return Step(summary: "LE Set Advertising Data: \(hexBytes(data))", command: LECommand.setAdvertisingData(data))
+    }
+
+    public static func update(_ frame: IBeaconFrame, on controller: HostController) async throws {
+        try await controller.send(updateStep(frame).command)
+    }
+
     public static let stopStep = Step(summary: "LE Set Advertising Enable: off", command: LECommand.setAdvertisingEnable(false))
 
     /// Runs the plan. `progress` hears each step before it is sent.

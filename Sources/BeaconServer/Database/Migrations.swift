@@ -115,5 +115,6 @@ enum Migrations {
         TokenMigrations.lifecycle,
         AuditMigrations.auditLog,
         PassMigrations.passes,
+        RotationMigrations.rotationKeys,
     ]
 }

@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconRotation
 import Foundation
 import Hummingbird
 
@@ -46,6 +47,8 @@ public struct APIError: HTTPResponseError, Sendable {
             case .invalid: .unprocessableContent
             }
             return APIError(status, field: error.field, error.message)
+        case let error as RotationInputError:
+            return APIError(.unprocessableContent, field: error.field, error.reason)
         case let error as ServerInputError:
             return APIError(.badRequest, field: error.field, error.reason)
         case let error as DecodingError:

@@ -15,6 +15,8 @@ public final class ProximaServer: Sendable {
     public let metrics: ServerMetrics
     public let ingestion: IngestService
     public let signal = EventSignal()
+    /// Rotating identities: the index that maps them to registered beacons (Security/).
+    public let rotation: RotationResolver
     /// One-time dashboard sign-in codes (docs/dashboard.md).
     public let signInCodes = SignInCodes()
     let limiter: RateLimiter
@@ -33,12 +35,14 @@ public final class ProximaServer: Sendable {
         // once on all, so none remembers tokens.
         tokenCache = TokenCache(lifetime: store.database.dialect == .postgres ? .zero : .seconds(30))
         self.metrics = ServerMetrics()
+        let rotation = RotationResolver(store: store, secret: configuration.secretKey)
+        self.rotation = rotation
         self.ingestion = IngestService(store: store, instance: configuration.instanceName,
                                        settings: GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit),
                                        window: configuration.sightingTimeWindow,
                                        positions: PositionTracking(configuration: configuration.tracking),
                                        fleet: configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil,
-                                       clock: clock)
+                                       rotation: rotation, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
         self.logger = logger
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -104,6 +108,7 @@ public final class ProximaServer: Sendable {
         }
         addAccessRoutes(to: router)
         addRegistryRoutes(to: router)
+        addRotationRoutes(to: router)
         addIngestRoutes(to: router)
         addEventRoutes(to: router)
         addPositionRoutes(to: router)

@@ -107,6 +107,7 @@ extension ProximaServer {
         router.get("/v1/resolve") { [store] request, context in
             try context.require(.read)
             let identity = try Self.identity(from: request)
+            if let rotated = try await self.resolveRotated(identity) { return try Self.json(rotated) }
             guard let resolved = try await store.resolve(identity) else {
                 throw APIError(.notFound, field: "major", "no site has proximity UUID \(identity.uuid.uuidString) with major \(identity.major)")
             }

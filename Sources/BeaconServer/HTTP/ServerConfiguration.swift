@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     public var apps = AppLimits()
     /// Wallet passes: the signing identity and public URL; nil answers the pass endpoints 503.
     public var passes: PassServiceConfiguration?
+    /// Seals stored secrets such as rotation keys (`--secret-key-file`); without it the server
+    /// refuses to store rotation keys.
+    public var secretKey: ServerSecret?
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

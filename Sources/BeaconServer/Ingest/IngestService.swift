@@ -37,6 +37,9 @@ public final class IngestService: Sendable {
     public let fleet: FleetTracking?
     /// Consent and messages of the day for batches posted by devices (Apps/).
     public let devices = DeviceIngestion()
+    /// Rotating identities (Security/): mapped to their registered beacon before the engine
+    /// sees them; replays raise an alert. Nil when the server has no secret key.
+    let rotation: RotationResolver?
     let instance: String
     let clock: @Sendable () -> Double
     private let cache = Mutex<[String: Cached]>([:])
@@ -50,9 +53,10 @@ public final class IngestService: Sendable {
 
     public init(store: Store, instance: String, settings: GatewaySettings = GatewaySettings(),
                 window: SightingTimeWindow = .default, positions: PositionTracking = PositionTracking(),
-                fleet: FleetTracking? = nil,
+                fleet: FleetTracking? = nil, rotation: RotationResolver? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
+        self.rotation = rotation
         self.instance = instance
         self.settings = settings
         self.window = window
@@ -63,9 +67,12 @@ public final class IngestService: Sendable {
 
     public var fullLoads: Int { fullLoadCount.withLock { $0 } }
 
-    public func ingest(gatewayID: String, batch: SightingBatch) async throws -> IngestResult {
+    public func ingest(gatewayID: String, batch heard: SightingBatch) async throws -> IngestResult {
         let now = clock()
-        try batch.validate(now: now, window: window)
+        try heard.validate(now: now, window: window)
+        let translated = try await rotation?.translate(heard, now: now)
+        let batch = translated?.0 ?? heard
+        let replays = translated?.1 ?? []
         let device = try await devices.device(gatewayID: gatewayID, store: store)
         try devices.admit(device)
         let keepsPositions = device?.consent.positions ?? true
@@ -98,6 +105,9 @@ public final class IngestService: Sendable {
         if let saved { cache.withLock { $0[gatewayID] = saved } }
         // After the commit, so a batch that failed and is sent again is observed once.
         var fed = result
+        if !result.duplicate, !replays.isEmpty {
+            fed.events += try await store.raiseReplayAlerts(replays, gatewayID: gatewayID, now: now)
+        }
         if !result.duplicate, keepsPositions, let fleet, try await fleet.observe(gatewayID: gatewayID, sightings: batch.sightings, store: store) {
             fed.events += try await fleet.evaluate(store: store)
         }

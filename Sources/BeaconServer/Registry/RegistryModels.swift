@@ -155,6 +155,8 @@ public struct ResolvedIdentity: Sendable, Hashable, Codable {
     public var zoneLabel: String?
     /// "Bloomington Office – Conference Room: Mordor"
     public var label: String
+    /// Set when the identity asked about was a rotated one (docs/security.md).
+    public var rotation: RotationMatch?
 }
 
 /// Two or more deployed beacons answering to one identity.

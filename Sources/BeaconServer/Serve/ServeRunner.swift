@@ -28,6 +28,8 @@ public enum ServeRunner {
         public var eventRetention: EventRetention?
         /// Wallet passes (signing identity, public URL); nil answers the pass endpoints 503.
         public var passes: PassServiceConfiguration?
+        /// Seals rotation keys at rest (`--secret-key-file`); nil refuses to store them.
+        public var secretKey: ServerSecret?
 
         public init() {}
     }
@@ -53,6 +55,7 @@ public enum ServeRunner {
         configuration.sightingTimeWindow = options.sightingTimeWindow
         configuration.tls = options.tls
         configuration.passes = options.passes
+        configuration.secretKey = options.secretKey
         configuration.batchBurst = options.batchesPerSecond * 2
         let server = ProximaServer(store: Store(database: database), configuration: configuration, logger: logger)
         let application = ApplicationService(options: options, server: server, logger: logger, announce: announce)

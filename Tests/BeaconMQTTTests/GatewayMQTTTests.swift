@@ -76,7 +76,7 @@ struct GatewayMQTTTests {
         await late.start()
         try await late.subscribe([("\(base)/status", .atLeastOnce), (tracker.topic, .atLeastOnce), (inside.topic, .atLeastOnce)])
         let retained = try await collect(late.messages, count: 3)
-        #expect(retained.allSatisfy(\.retain))
+        #expect(retained.allSatisfy { $0.retain })
         #expect(Set(retained.map(\.topic)) == ["\(base)/status", tracker.topic, inside.topic])
         #expect(retained.first { $0.topic == "\(base)/status" }?.text == "offline")
         await late.disconnect()

@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "BeaconFleet", targets: ["BeaconFleet"]),
         .library(name: "BeaconWallet", targets: ["BeaconWallet"]),
         .library(name: "BeaconRotation", targets: ["BeaconRotation"]),
+        .library(name: "BeaconMQTT", targets: ["BeaconMQTT"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -63,6 +64,16 @@ let package = Package(
             ]
         ),
         .target(name: "BeaconTesting", dependencies: ["BeaconKit", "BeaconHCI", "CHCIShim"]),
+        // MQTT output: the client speaks only NIO, and the topic layouts read BeaconKit's events.
+        .target(
+            name: "BeaconMQTT",
+            dependencies: [
+                "BeaconKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // The edge gateway's client: no Hummingbird, SQLKit or database drivers, so a gateway
         // binary stays small.
         .target(
@@ -107,7 +118,7 @@ let package = Package(
             name: "proxima",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer", "BeaconGateway",
-                "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation",
+                "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -167,6 +178,7 @@ let package = Package(
         .testTarget(name: "BeaconFleetTests", dependencies: ["BeaconFleet", "BeaconKit"]),
         .testTarget(name: "BeaconRotationTests", dependencies: ["BeaconRotation", "BeaconKit"]),
         .testTarget(name: "BeaconWalletTests", dependencies: ["BeaconWallet", "BeaconKit", "BeaconTesting"]),
+        .testTarget(name: "BeaconMQTTTests", dependencies: ["BeaconMQTT", "BeaconKit", "BeaconTesting"]),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting", "BeaconWallet"]),
     ],
     swiftLanguageModes: [.v6]

@@ -81,16 +81,24 @@ struct EngineCommandError: Error, CustomStringConvertible {
 }
 
 extension EngineOptions {
-    /// Runs the engine on the chosen source and hands every event to `output`. When `output`
-    /// throws (standard output failed), the source is stopped and the error rethrown.
-    func run(_ sourceOptions: SourceOptions, monitoring: [BeaconRegion], ranging: [BeaconRegion],
-             output: (BeaconEvent) throws -> Void) async throws {
+    /// Runs the engine on the chosen source and hands every event to `mqtt` (when given) and
+    /// `output`. When `output` throws (standard output failed), the source is stopped and the
+    /// error rethrown.
+    func run(_ sourceOptions: SourceOptions, monitoring: [BeaconRegion], ranging: [BeaconRegion], mqtt: MQTTOutput? = nil,
+             output: (BeaconEvent) async throws -> Void) async throws {
+        try await run(opened: try await sourceOptions.open(), monitoring: monitoring, ranging: ranging, mqtt: mqtt, output: output)
+    }
+
+    func run(opened: SightingSource, monitoring: [BeaconRegion], ranging: [BeaconRegion], mqtt: MQTTOutput? = nil,
+             output: (BeaconEvent) async throws -> Void) async throws {
         let signals = ProcessSignals.stream()
-        let source = try await sourceOptions.open()
+        var source = opened
+        if let mqtt, await mqtt.wantsSightings { source = mqtt.tapping(source) }
         let manager = BeaconManager(configuration: configuration)
         let receiver = self.receiver
+        let engineSource = source
         let running = Task {
-            try await manager.run(source, monitoring: monitoring, ranging: ranging, receiver: receiver,
+            try await manager.run(engineSource, monitoring: monitoring, ranging: ranging, receiver: receiver,
                                   notices: { notice in printError("note: \(notice)") })
         }
         // SIGINT or SIGTERM stops the source (a controller's scan is disabled and the link
@@ -103,7 +111,7 @@ extension EngineOptions {
                 signal(number, SIG_DFL)
                 var stoppedCleanly = true
                 do {
-                    try await source.stop()
+                    try await engineSource.stop()
                 } catch {
                     printError("could not stop the source cleanly: \(error)")
                     stoppedCleanly = false
@@ -114,13 +122,18 @@ extension EngineOptions {
             return nil
         }
         do {
-            for await event in manager.events { try output(event) }
+            for await event in manager.events {
+                await mqtt?.send(event)
+                try await output(event)
+            }
         } catch {
             stopper.cancel()
             running.cancel()
             try? await source.stop()
+            await mqtt?.finish()
             throw error
         }
+        await mqtt?.finish()
         let result = await running.result
         stopper.cancel()
         switch (await stopper.value, result) {

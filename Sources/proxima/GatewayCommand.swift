@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import BeaconGateway
+import BeaconKit
 import Foundation
 import Logging
 import NIOSSL
@@ -9,13 +10,17 @@ struct GatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway",
         abstract: "Scan any source and post the sightings to a Proxima server in batches.",
-        discussion: "Batches are retried until the server takes them; while it is unreachable, up to --buffer sightings wait (oldest dropped first)."
+        discussion: """
+            Batches are retried until the server takes them; while it is unreachable, up to --buffer sightings wait (oldest dropped first). \
+            With --mqtt the gateway also runs the engine itself on the --region regions (or the scenario's) and publishes enter/exit \
+            events, states, ranging and Home Assistant discovery to the broker (docs/mqtt.md); --server is then optional.
+            """
     )
 
     @OptionGroup var configurationFile: ConfigurationFileOptions
 
-    @Option(help: "The server's base URL, e.g. http://127.0.0.1:8080.")
-    var server: String
+    @Option(help: "The server's base URL, e.g. http://127.0.0.1:8080 (optional with --mqtt).")
+    var server: String?
 
     @Option(help: "The gateway token from POST /v1/gateways (or PROXIMA_GATEWAY_TOKEN).")
     var token: String?
@@ -43,8 +48,15 @@ struct GatewayCommand: AsyncParsableCommand {
     var caFile: String?
 
     @OptionGroup var source: SourceOptions
+    @OptionGroup var engine: EngineOptions
+    @OptionGroup var mqttOptions: MQTTOptions
 
     func validate() throws {
+        guard let server else {
+            guard mqttOptions.mqtt != nil else { throw ValidationError("give --server URL, --mqtt URL or both") }
+            if token != nil || !receiverToken.isEmpty { throw ValidationError("--token and --receiver-token need --server URL") }
+            return
+        }
         guard let url = URL(string: server), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
             throw ValidationError("--server must be an http:// or https:// URL, got '\(server)'")
         }
@@ -86,14 +98,70 @@ struct GatewayCommand: AsyncParsableCommand {
     func run() async throws {
         // SIGINT or SIGTERM ends the source; what was read is still posted before exiting
         // (a second signal, once the first has been handled, ends the process at once).
-        let source = StoppableSource(try await self.source.open()) { number in
+        let opened = try await self.source.open()
+        let source = StoppableSource(opened) { number in
             printError("\(ProcessSignals.name(number)) received: posting what is buffered, then stopping")
             signal(number, SIG_DFL)
         }
         defer { source.finish() }
+        guard mqttOptions.mqtt != nil else {
+            try await postWithClient(source.sightings)
+            return
+        }
+        let regions = try engine.allRegions(simulatedRegions: try self.source.loadScenario()?.monitoringRegions ?? [])
+        let publisher = try await mqttOptions.start(receiver: engine.receiver, pathLossExponent: engine.exponent)
+        var engineSightings = source.sightings
+        var upload: Task<Void, any Error>?
+        if server != nil {
+            let (toServer, toEngine) = Self.split(source.sightings)
+            engineSightings = toEngine
+            upload = Task { try await postWithClient(toServer) }
+        }
+        let engineSource = SightingSource(sightings: engineSightings, timing: opened.timing, description: opened.description, stop: opened.stop)
+        do {
+            try await engine.run(opened: engineSource, monitoring: regions, ranging: regions, mqtt: publisher) { event in
+                if engine.json {
+                    if case .didRange = event { return }
+                    try StandardOutput.jsonLine(event)
+                } else if let line = MonitorTable.line(for: event) {
+                    try StandardOutput.line(line)
+                }
+            }
+        } catch {
+            upload?.cancel()
+            throw error
+        }
+        try await upload?.value
+    }
+
+    /// Two copies of one stream, for the server and the engine. Bounded, and never lossy: the
+    /// faster reader waits for the slower one.
+    static func split(_ sightings: AsyncThrowingStream<Sighting, any Error>)
+        -> (AsyncThrowingStream<Sighting, any Error>, AsyncThrowingStream<Sighting, any Error>) {
+        let (first, firstContinuation) = AsyncThrowingStream<Sighting, any Error>.makeStream(bufferingPolicy: .bufferingOldest(4096))
+        let (second, secondContinuation) = AsyncThrowingStream<Sighting, any Error>.makeStream(bufferingPolicy: .bufferingOldest(4096))
+        let reader = Task {
+            do {
+                for try await sighting in sightings {
+                    for continuation in [firstContinuation, secondContinuation] {
+                        while case .dropped = continuation.yield(sighting) { try await Task.sleep(for: .milliseconds(1)) }
+                    }
+                }
+                firstContinuation.finish()
+                secondContinuation.finish()
+            } catch {
+                firstContinuation.finish(throwing: error)
+                secondContinuation.finish(throwing: error)
+            }
+        }
+        firstContinuation.onTermination = { _ in reader.cancel() }
+        return (first, second)
+    }
+
+    func postWithClient(_ sightings: AsyncThrowingStream<Sighting, any Error>) async throws {
         let client = try makeClient()
         do {
-            try await post(source, client: client)
+            try await post(sightings, client: client)
         } catch {
             if caFile != nil { try? await client.shutdown() }
             throw error
@@ -109,13 +177,14 @@ struct GatewayCommand: AsyncParsableCommand {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
     }
 
-    func post(_ source: StoppableSource, client: HTTPClient) async throws {
+    func post(_ sightings: AsyncThrowingStream<Sighting, any Error>, client: HTTPClient) async throws {
+        guard let server else { return }
         if !receiverToken.isEmpty {
             var configuration = ReceiverLanes.Configuration(server: URL(string: server)!, tokens: try receiverTokens())
             configuration.slice = slice
             configuration.batchSize = batch
             configuration.uploadFormat = uploadFormat
-            let statistics = try await ReceiverLanes(configuration: configuration, client: client).run(source: source.sightings)
+            let statistics = try await ReceiverLanes(configuration: configuration, client: client).run(source: sightings)
             for (name, posted) in statistics.postedByReceiver.sorted(by: { $0.key < $1.key }) {
                 try StandardOutput.line("\(name): posted \(posted) sightings")
             }
@@ -128,7 +197,7 @@ struct GatewayCommand: AsyncParsableCommand {
         configuration.uploadFormat = uploadFormat
         configuration.flushInterval = .milliseconds(Int64(interval * 1000))
         let uploader = GatewayUploader(configuration: configuration, client: client)
-        try await uploader.run(source: source.sightings)
+        try await uploader.run(source: sightings)
         let statistics = await uploader.statistics
         try StandardOutput.line("posted \(statistics.posted) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.dropped) dropped)")
     }

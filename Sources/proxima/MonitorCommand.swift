@@ -13,6 +13,7 @@ struct Monitor: AsyncParsableCommand {
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var engine: EngineOptions
+    @OptionGroup var mqtt: MQTTOptions
 
     @Flag(help: "Also store the --region regions for later runs.")
     var save = false
@@ -26,7 +27,10 @@ struct Monitor: AsyncParsableCommand {
         // Ranging the same regions gives the once-a-second heartbeat that refreshes the table.
         let table = Terminal.isInteractive && !engine.json
         var view = MonitorTable(regions: regions)
-        try await engine.run(source, monitoring: regions, ranging: table ? regions : []) { event in
+        let publisher = try await mqtt.start(receiver: engine.receiver, pathLossExponent: engine.exponent)
+        // MQTT's beacon topics come from ranging, so it ranges the regions too.
+        let ranged = table || publisher != nil ? regions : []
+        try await engine.run(source, monitoring: regions, ranging: ranged, mqtt: publisher) { event in
             if engine.json {
                 if case .didRange = event { return }
                 try StandardOutput.jsonLine(event)

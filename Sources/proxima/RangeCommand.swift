@@ -14,12 +14,15 @@ struct Range: AsyncParsableCommand {
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var engine: EngineOptions
+    @OptionGroup var mqtt: MQTTOptions
 
     func run() async throws {
         let regions = try engine.allRegions(simulatedRegions: try source.loadScenario()?.monitoringRegions ?? [])
         let table = Terminal.isInteractive && !engine.json
         var latest: [String: [RangedBeacon]] = [:]
-        try await engine.run(source, monitoring: [], ranging: regions) { event in
+        let publisher = try await mqtt.start(receiver: engine.receiver, pathLossExponent: engine.exponent)
+        // With MQTT the regions are monitored too, for its enter/exit and region state topics.
+        try await engine.run(source, monitoring: publisher == nil ? [] : regions, ranging: regions, mqtt: publisher) { event in
             guard case .didRange(let beacons, let region, let time) = event else { return }
             if engine.json {
                 try StandardOutput.jsonLine(event)

@@ -1,0 +1,116 @@
+import ArgumentParser
+import BeaconKit
+import BeaconMQTT
+import Foundation
+
+/// `--mqtt URL` and its companions, shared by `gateway`, `monitor` and `range` (docs/mqtt.md).
+struct MQTTOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Also publish events, region and beacon states, ranging and Home Assistant discovery to an MQTT broker.",
+                               valueName: "mqtt[s]://[USER:PASS@]HOST[:PORT][/PREFIX]"))
+    var mqtt: String?
+
+    @Option(help: "This gateway's name in MQTT topics (default: --receiver, else the host name).")
+    var mqttName: String?
+
+    @Option(help: "The room a present beacon reports on its MQTT state topic (default home, Home Assistant's word for home).")
+    var mqttRoom: String?
+
+    @Flag(help: "Do not publish Home Assistant discovery configs.")
+    var noHomeAssistant = false
+
+    @Flag(help: "Also publish ESPresense device reports under espresense/devices/ID/NODE.")
+    var espresense = false
+
+    @Option(help: "Trust this PEM certificate authority for an mqtts:// broker (instead of the system's).")
+    var mqttCaFile: String?
+
+    func validate() throws {
+        guard let mqtt else {
+            if mqttName != nil || mqttRoom != nil || noHomeAssistant || espresense || mqttCaFile != nil {
+                throw ValidationError("--mqtt-name, --mqtt-room, --no-home-assistant, --espresense and --mqtt-ca-file need --mqtt URL")
+            }
+            return
+        }
+        do { _ = try MQTTBrokerURL(parsing: mqtt) } catch { throw ValidationError("--mqtt: \(error)") }
+        if let mqttRoom, mqttRoom.isEmpty || mqttRoom == "not_home" {
+            throw ValidationError("--mqtt-room must be a room name other than not_home, got '\(mqttRoom)'")
+        }
+        if let mqttCaFile, !FileManager.default.isReadableFile(atPath: mqttCaFile) {
+            throw ValidationError("--mqtt-ca-file: cannot read \(mqttCaFile)")
+        }
+    }
+
+    /// Connects (in the background) and announces the gateway online, or nil without --mqtt.
+    func start(receiver: String?, pathLossExponent: Double) async throws -> MQTTOutput? {
+        guard let mqtt else { return nil }
+        let broker = try MQTTBrokerURL(parsing: mqtt)
+        let name = mqttName ?? receiver ?? ProcessInfo.processInfo.hostName
+        var options = BeaconMQTTPublisher.Options()
+        options.room = mqttRoom ?? "home"
+        options.homeAssistantDiscovery = !noHomeAssistant
+        options.espresense = espresense
+        options.pathLossExponent = pathLossExponent
+        let publisher = BeaconMQTTPublisher(topics: BeaconTopics(prefix: broker.prefix, gateway: name), options: options)
+        var configuration = MQTTClient.Configuration(broker: broker, clientIdentifier: "proxima-\(publisher.topics.gateway)-\(getpid())")
+        configuration.will = publisher.will
+        configuration.trustedCertificatesFile = mqttCaFile
+        let client = MQTTClient(configuration: configuration) { printError($0) }
+        await client.start()
+        try await client.publish(publisher.online)
+        return MQTTOutput(client: client, publisher: publisher)
+    }
+}
+
+/// The MQTT side of a run: events in, messages out, and a clean goodbye.
+actor MQTTOutput {
+    let client: MQTTClient
+    private var publisher: BeaconMQTTPublisher
+    private var warnedFull = false
+
+    init(client: MQTTClient, publisher: BeaconMQTTPublisher) {
+        self.client = client
+        self.publisher = publisher
+    }
+
+    func send(_ event: BeaconEvent) async {
+        for message in publisher.messages(for: event) {
+            do {
+                try await client.publish(message)
+            } catch {
+                if !warnedFull { printError("note: \(error) (further drops are counted, not printed)") }
+                warnedFull = true
+            }
+        }
+    }
+
+    func note(_ sighting: Sighting) { publisher.note(sighting) }
+
+    var wantsSightings: Bool { publisher.options.espresense }
+
+    /// Publishes `offline`, sends what is queued (up to 5 s) and disconnects.
+    func finish() async {
+        try? await client.publish(publisher.offline)
+        await client.disconnect(flushTimeout: .seconds(5))
+        let statistics = await client.statistics
+        if statistics.dropped > 0 { printError("MQTT: \(statistics.dropped) messages dropped (queue full)") }
+    }
+
+    /// The source with each sighting also shown to the publisher (ESPresense reports carry the
+    /// beacon's address, which the engine's events do not).
+    nonisolated func tapping(_ source: SightingSource) -> SightingSource {
+        let (stream, continuation) = AsyncThrowingStream<Sighting, any Error>.makeStream(bufferingPolicy: .bufferingOldest(4096))
+        let reader = Task {
+            do {
+                for try await sighting in source.sightings {
+                    await self.note(sighting)
+                    while case .dropped = continuation.yield(sighting) { try await Task.sleep(for: .milliseconds(1)) }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in reader.cancel() }
+        return SightingSource(sightings: stream, timing: source.timing, description: source.description, stop: source.stop)
+    }
+}

@@ -1,0 +1,135 @@
+import BeaconMQTT
+import BeaconTesting
+import Foundation
+import Testing
+
+/// The client against a real mosquitto broker on loopback (started by the test; on CI a missing
+/// broker fails these tests).
+@Suite("MQTT client with mosquitto", .serialized, .enabled(if: MosquittoBroker.shouldRun))
+struct BrokerClientTests {
+    func client(_ broker: MosquittoBroker, id: String, cleanSession: Bool = true, keepAlive: UInt16 = 30) -> MQTTClient {
+        var configuration = MQTTClient.Configuration(broker: MQTTBrokerURL(host: "127.0.0.1", port: broker.port), clientIdentifier: id)
+        configuration.cleanSession = cleanSession
+        configuration.keepAlive = keepAlive
+        configuration.backoff = MQTTBackoff(initial: .milliseconds(50), maximum: .milliseconds(500))
+        return MQTTClient(configuration: configuration)
+    }
+
+    @Test("publish QoS 0 and 1 and a retained message; a later subscriber gets the retained one")
+    func publishSubscribe() async throws {
+        let broker = try MosquittoBroker()
+        let subscriber = client(broker, id: "sub")
+        let publisher = client(broker, id: "pub")
+        await subscriber.start()
+        await publisher.start()
+        #expect(try await subscriber.subscribe([("t/#", .atLeastOnce)]) == [1])
+        try await publisher.publish(MQTTMessage(topic: "t/zero", text: "0"))
+        try await publisher.publish(MQTTMessage(topic: "t/one", text: "1", qos: .atLeastOnce))
+        try await publisher.publish(MQTTMessage(topic: "t/kept", text: "kept", qos: .atLeastOnce, retain: true))
+        #expect(await publisher.flush(timeout: .seconds(10)))
+        let received = try await collect(subscriber.messages, count: 3)
+        #expect(Set(received.map(\.text)) == ["0", "1", "kept"])
+
+        let late = client(broker, id: "late")
+        await late.start()
+        try await late.subscribe([("t/kept", .atMostOnce)])
+        let retained = try await collect(late.messages, count: 1)
+        #expect(retained.first?.text == "kept" && retained.first?.retain == true)
+        await late.disconnect()
+        await subscriber.disconnect()
+        await publisher.disconnect()
+    }
+
+    @Test("keep-alive pings hold a connection open past 1.5 keep-alive periods")
+    func keepAlive() async throws {
+        let broker = try MosquittoBroker()
+        let pinging = client(broker, id: "pinging", keepAlive: 1)
+        await pinging.start()
+        #expect(await pinging.waitUntilConnected(timeout: .seconds(10)))
+        try await Task.sleep(for: .milliseconds(3500))
+        #expect(await pinging.isConnected)
+        #expect(await pinging.statistics.connections == 1, "the broker would have closed a silent connection after 1.5 s")
+        await pinging.disconnect()
+    }
+
+    // Disabled: the harness's restart (SIGTERM, then waitUntilExit) hangs inside the async
+    // test before mosquitto is restarted (its log shows no shutdown); the client side was not
+    // reached. To be fixed before this claim counts as tested.
+    @Test("no QoS 1 message is lost while the broker restarts mid-stream", .disabled("MosquittoBroker.restart hangs under swift test; see comment"))
+    func brokerRestart() async throws {
+        let broker = try MosquittoBroker(persistence: true)
+        // A persistent session (clean session off) keeps the subscription and the messages
+        // queued for it while the subscriber is away.
+        let subscriber = client(broker, id: "restart-sub", cleanSession: false)
+        let publisher = client(broker, id: "restart-pub")
+        await subscriber.start()
+        await publisher.start()
+        try await subscriber.subscribe([("seq", .atLeastOnce)])
+        let total = 300
+        let received = Task { try await collectNumbers(subscriber.messages, until: total) }
+        for number in 1...total {
+            try await publisher.publish(MQTTMessage(topic: "seq", text: "\(number)", qos: .atLeastOnce))
+            if number == total / 2 {
+                try await Task.sleep(for: .milliseconds(50))
+                try broker.restart()
+            }
+            if number % 10 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(await publisher.flush(timeout: .seconds(20)))
+        let numbers = try await received.value
+        #expect(numbers == Set(1...total), "missing: \(Set(1...total).subtracting(numbers).sorted().prefix(20))")
+        #expect(await publisher.statistics.connections >= 2)
+        #expect(await subscriber.statistics.connections >= 2)
+        await subscriber.disconnect()
+        await publisher.disconnect()
+    }
+}
+
+/// The first `count` messages, or an error after 20 s.
+func collect(_ messages: AsyncStream<MQTTMessage>, count: Int) async throws -> [MQTTMessage] {
+    try await withTimeout(.seconds(20)) {
+        var result: [MQTTMessage] = []
+        for await message in messages {
+            result.append(message)
+            if result.count == count { break }
+        }
+        return result
+    }
+}
+
+/// Distinct numbers received (duplicates from resends count once), until `total` are in or 30 s pass.
+func collectNumbers(_ messages: AsyncStream<MQTTMessage>, until total: Int) async throws -> Set<Int> {
+    let seen = NumberSet()
+    do {
+        try await withTimeout(.seconds(30)) {
+            for await message in messages {
+                if let number = Int(message.text) { seen.insert(number) }
+                if seen.count == total { return }
+            }
+        }
+    } catch is TimedOut {}
+    return seen.values
+}
+
+final class NumberSet: @unchecked Sendable {
+    private let lock = NSLock()
+    private var set: Set<Int> = []
+    func insert(_ value: Int) { lock.withLock { _ = set.insert(value) } }
+    var count: Int { lock.withLock { set.count } }
+    var values: Set<Int> { lock.withLock { set } }
+}
+
+struct TimedOut: Error {}
+
+func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            throw TimedOut()
+        }
+        let first = try await group.next()!
+        group.cancelAll()
+        return first
+    }
+}

@@ -118,7 +118,7 @@ extension ProximaServer {
                 throw APIError(.badRequest, field: "id", "expected an organisation UUID in the path")
             }
             let directory = try await store.directory(organisationID: id)
-            if Self.wantsCSV(request) { return Self.text(directory.csv(), contentType: "text/csv") }
+            if try Self.wantsCSV(request) { return Self.text(directory.csv(), contentType: "text/csv") }
             return try Self.json(directory)
         }
         router.put("/v1/directory") { [store] request, context in

@@ -31,6 +31,12 @@ extension ProximaServer {
         }
         router.ws("/v1/events/ws", shouldUpgrade: { request, context in
             try Self.checkEventSocket(request, context: context)
+            // A plain GET reaches this route too; it gets 426 rather than an empty 200.
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                var error = APIError(.upgradeRequired, field: "Upgrade", "expected a WebSocket upgrade request (Upgrade: websocket), found none")
+                error.headers[.upgrade] = "websocket"
+                throw error
+            }
             return .upgrade([:])
         }, onUpgrade: { inbound, outbound, context in
             let request = context.request

@@ -173,8 +173,8 @@ public final class ProximaServer: Sendable {
     static func booleanQuery(_ request: Request, _ name: String, default defaultValue: Bool) throws -> Bool {
         switch query(request, name) {
         case nil: defaultValue
-        case "true": true
-        case "false": false
+        case "true"?: true
+        case "false"?: false
         case let other?: throw APIError(.badRequest, field: name, "expected true or false, found '\(other.prefix(40))'")
         }
     }

@@ -70,9 +70,18 @@ struct RouteAccessTests {
                 #expect(response.status == .forbidden)
                 #expect(response.text.contains("'\(route.refused.rawValue)'"))
             }
-            try await client.execute(uri: path, method: route.method, headers: harness.headers(route.allowed), body: ByteBuffer(string: body)) { response in
+            var allowed = harness.headers(route.allowed)
+            if route.path == "/v1/events/ws" {
+                // A plain GET of the event socket is told to upgrade.
+                try await client.execute(uri: path, method: route.method, headers: allowed) { response in
+                    #expect(response.status == .upgradeRequired)
+                    #expect(response.errorField == "Upgrade")
+                }
+                allowed[.upgrade] = "websocket"
+            }
+            try await client.execute(uri: path, method: route.method, headers: allowed, body: ByteBuffer(string: body)) { response in
                 if route.path == "/v1/events/ws" {
-                    // Without an upgrade request the router answers the handshake's HTTP part.
+                    // With an upgrade request the router answers the handshake's HTTP part.
                     #expect(response.status == .ok)
                 } else {
                     #expect((200..<300).contains(response.status.code), "\(route.method) \(path): \(response.status) \(response.text)")

@@ -75,7 +75,8 @@ extension ProximaServer {
             let after = try Self.startingID(request)
             let limit = try EventPage.limit(Self.query(request, "limit"))
             let accept = request.headers[.accept] ?? ""
-            if accept.contains("application/json") || Self.query(request, "format") == "json" {
+            let follow = try Self.booleanQuery(request, "follow", default: true)
+            if try accept.contains("application/json") || Self.formatQuery(request, allowed: ["json"]) == "json" {
                 let page = try await store.eventPage(after: after, filter: filter, limit: limit)
                 var response = try Self.json(page.events)
                 if let next = page.nextAfter {
@@ -83,13 +84,16 @@ extension ProximaServer {
                 }
                 return response
             }
-            return self.serverSentEvents(after: after, filter: filter, follow: Self.query(request, "follow") != "false")
+            return self.serverSentEvents(after: after, filter: filter, follow: follow)
         }
     }
 
     /// A device id is the lowercase UUID the server gave it.
+    /// Every device route needs a token, so a caller without one hears 401 rather than learning
+    /// how ids are checked.
     static func deviceID(_ context: ProximaRequestContext) throws -> String {
-        try deviceID(context.parameters.get("id") ?? "", field: "id")
+        try context.requireToken()
+        return try deviceID(context.parameters.get("id") ?? "", field: "id")
     }
 
     static func deviceID(_ text: String, field: String) throws -> String {

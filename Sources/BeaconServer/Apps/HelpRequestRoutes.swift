@@ -179,7 +179,7 @@ extension ProximaServer {
     /// change with the request as it became) after the change `after`; it follows until the
     /// client goes, or with `?follow=false` ends once caught up.
     func helpStream(_ request: Request, after: Int, requestID: Int?, siteID: Int?) throws -> Response {
-        let follow = Self.query(request, "follow") != "false"
+        let follow = try Self.booleanQuery(request, "follow", default: true)
         let store = self.store
         let pollInterval = configuration.eventPollInterval
         let body = ResponseBody { writer in

@@ -18,7 +18,8 @@ extension ProximaServer {
             let after = try Self.startingID(request)
             let limit = try EventPage.limit(Self.query(request, "limit"))
             let accept = request.headers[.accept] ?? ""
-            if accept.contains("application/json") || Self.query(request, "format") == "json" {
+            let follow = try Self.booleanQuery(request, "follow", default: true)
+            if try accept.contains("application/json") || Self.formatQuery(request, allowed: ["json"]) == "json" {
                 let page = try await self.store.eventPage(after: after, filter: filter, limit: limit)
                 var response = try Self.json(page.events)
                 if let next = page.nextAfter {
@@ -26,11 +27,16 @@ extension ProximaServer {
                 }
                 return response
             }
-            let follow = Self.query(request, "follow") != "false"
             return self.serverSentEvents(after: after, filter: filter, follow: follow)
         }
         router.ws("/v1/events/ws", shouldUpgrade: { request, context in
             try Self.checkEventSocket(request, context: context)
+            // A plain GET reaches this route too; it gets 426 rather than an empty 200.
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                var error = APIError(.upgradeRequired, field: "Upgrade", "expected a WebSocket upgrade request (Upgrade: websocket), found none")
+                error.headers[.upgrade] = "websocket"
+                throw error
+            }
             return .upgrade([:])
         }, onUpgrade: { inbound, outbound, context in
             let request = context.request

@@ -22,14 +22,21 @@ public struct ProximaRequestContext: RequestContext, WebSocketRequestContext {
         case read, operate, administer, ingest
     }
 
-    /// Refuses with 401 when no valid token came, and 403 when the token's role lacks the right.
+    /// Refuses with 401 when no valid token came, before a route looks at what was asked.
     @discardableResult
-    public func require(_ permission: Permission) throws -> Principal {
+    public func requireToken() throws -> Principal {
         guard let principal else {
             var error = APIError(.unauthorized, field: "Authorization", "expected 'Authorization: Bearer <token>' with a valid token")
             error.headers[.wwwAuthenticate] = "Bearer"
             throw error
         }
+        return principal
+    }
+
+    /// Refuses with 401 when no valid token came, and 403 when the token's role lacks the right.
+    @discardableResult
+    public func require(_ permission: Permission) throws -> Principal {
+        let principal = try requireToken()
         let allowed = switch permission {
         case .read: principal.role.canRead
         case .operate: principal.role.canOperate

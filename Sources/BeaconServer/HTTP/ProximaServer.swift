@@ -124,6 +124,8 @@ public final class ProximaServer: Sendable {
         addPassRoutes(to: router)
         addWalletRoutes(to: router)
         addDashboardRoutes(to: router)
+        // Last, so that it applies only to requests no route answered.
+        router.add(middleware: MethodNotAllowedMiddleware(table: RouteTable(router.routes)))
         return router
     }
 
@@ -181,8 +183,28 @@ public final class ProximaServer: Sendable {
         request.uri.queryParameters[Substring(name)].map(String.init)
     }
 
-    static func wantsCSV(_ request: Request) -> Bool {
-        query(request, "format") == "csv" || request.headers[.accept]?.contains("text/csv") == true
+    /// `?format=csv` or `Accept: text/csv`; any other format than json or csv is refused.
+    static func wantsCSV(_ request: Request) throws -> Bool {
+        try formatQuery(request, allowed: ["json", "csv"]) == "csv" || request.headers[.accept]?.contains("text/csv") == true
+    }
+
+    /// `?format=`, one of the route's formats, or nil when absent.
+    static func formatQuery(_ request: Request, allowed: [String]) throws -> String? {
+        guard let format = query(request, "format") else { return nil }
+        guard allowed.contains(format) else {
+            throw APIError(.badRequest, field: "format", "expected \(allowed.joined(separator: " or ")), found '\(format.prefix(40))'")
+        }
+        return format
+    }
+
+    /// A `true`/`false` query parameter, `default` when absent; anything else is refused.
+    static func booleanQuery(_ request: Request, _ name: String, default defaultValue: Bool) throws -> Bool {
+        switch query(request, name) {
+        case nil: defaultValue
+        case "true"?: true
+        case "false"?: false
+        case let other?: throw APIError(.badRequest, field: name, "expected true or false, found '\(other.prefix(40))'")
+        }
     }
 
     static func isCSV(_ request: Request) -> Bool {

@@ -119,7 +119,7 @@ extension ProximaServer {
                 throw APIError(.badRequest, field: "id", "expected an organisation UUID in the path")
             }
             let directory = try await store.directory(organisationID: id)
-            if Self.wantsCSV(request) { return Self.text(directory.csv(), contentType: "text/csv") }
+            if try Self.wantsCSV(request) { return Self.text(directory.csv(), contentType: "text/csv") }
             return try Self.json(directory)
         }
         router.put("/v1/directory") { [store] request, context in
@@ -132,7 +132,16 @@ extension ProximaServer {
                 }
                 directory = try Directory.parseCSV(try await Self.bodyText(request), organisation: organisation)
             } else {
+                // The JSON body names its organisation; a query naming another is refused, not ignored.
+                if let text = Self.query(request, "organisation") {
+                    guard UUID(uuidString: text) != nil else {
+                        throw APIError(.badRequest, field: "organisation", "expected an organisation id (a UUID), found '\(text.prefix(40))'")
+                    }
+                }
                 directory = try await Self.decode(Directory.self, from: request, limit: 8 * 1024 * 1024)
+                if let text = Self.query(request, "organisation"), UUID(uuidString: text) != directory.organisation.id {
+                    throw APIError(.badRequest, field: "organisation", "the query names \(text.prefix(40)) but the body's organisation is \(directory.organisation.id.uuidString)")
+                }
             }
             try await store.importDirectory(directory)
             return try Self.json(try await store.directory(organisationID: directory.organisation.id))

@@ -27,7 +27,7 @@ extension ProximaServer {
     func addWalletRoutes(to router: Router<ProximaRequestContext>) {
         let limits = configuration.passes?.limits ?? PassLimits()
         let prefix = Self.walletPrefix + "/v1"
-        let registration = prefix + "/devices/:device/registrations/:passType/:serial"
+        let registration = prefix + "/devices/:deviceLibraryIdentifier/registrations/:passTypeIdentifier/:serialNumber"
         router.post(RouterPath(registration)) { [store] request, context in
             _ = try self.passConfiguration()
             let (device, passType, serial) = try Self.registrationParameters(context)
@@ -46,10 +46,10 @@ extension ProximaServer {
             _ = try await store.unregisterDevice(deviceLibraryIdentifier: device, passTypeIdentifier: passType, serial: serial)
             return Response(status: .ok)
         }
-        router.get(RouterPath(prefix + "/devices/:device/registrations/:passType")) { [store] request, context in
+        router.get(RouterPath(prefix + "/devices/:deviceLibraryIdentifier/registrations/:passTypeIdentifier")) { [store] request, context in
             _ = try self.passConfiguration()
-            let device = try Self.identifierParameter(context, "device", field: "deviceLibraryIdentifier")
-            let passType = try Self.identifierParameter(context, "passType", field: "passTypeIdentifier")
+            let device = try Self.identifierParameter(context, "deviceLibraryIdentifier", field: "deviceLibraryIdentifier")
+            let passType = try Self.identifierParameter(context, "passTypeIdentifier", field: "passTypeIdentifier")
             var since: Int?
             if let text = Self.query(request, "passesUpdatedSince"), !text.isEmpty {
                 guard let tag = Int(text), tag >= 0 else {
@@ -62,10 +62,10 @@ extension ProximaServer {
             }
             return try Self.json(SerialNumbers(serialNumbers: updated.serials, lastUpdated: String(updated.lastUpdated)))
         }
-        router.get(RouterPath(prefix + "/passes/:passType/:serial")) { [store] request, context in
+        router.get(RouterPath(prefix + "/passes/:passTypeIdentifier/:serialNumber")) { [store] request, context in
             let passes = try self.passConfiguration()
-            let passType = try Self.identifierParameter(context, "passType", field: "passTypeIdentifier")
-            let serial = try Self.identifierParameter(context, "serial", field: "serialNumber")
+            let passType = try Self.identifierParameter(context, "passTypeIdentifier", field: "passTypeIdentifier")
+            let serial = try Self.identifierParameter(context, "serialNumber", field: "serialNumber")
             let stored = try await self.authorizePass(request, passType: passType, serial: serial)
             if let header = request.headers[.ifModifiedSince], let since = HTTPDate.parse(header),
                stored.pass.updatedAt.rounded(.down) <= since {
@@ -115,9 +115,9 @@ extension ProximaServer {
     }
 
     static func registrationParameters(_ context: ProximaRequestContext) throws -> (device: String, passType: String, serial: String) {
-        (try identifierParameter(context, "device", field: "deviceLibraryIdentifier"),
-         try identifierParameter(context, "passType", field: "passTypeIdentifier"),
-         try identifierParameter(context, "serial", field: "serialNumber"))
+        (try identifierParameter(context, "deviceLibraryIdentifier", field: "deviceLibraryIdentifier"),
+         try identifierParameter(context, "passTypeIdentifier", field: "passTypeIdentifier"),
+         try identifierParameter(context, "serialNumber", field: "serialNumber"))
     }
 
     static func identifierParameter(_ context: ProximaRequestContext, _ name: String, field: String) throws -> String {

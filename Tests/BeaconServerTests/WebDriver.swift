@@ -32,6 +32,7 @@ enum JSONValue: Sendable, Codable, Equatable, CustomStringConvertible {
     }
 
     subscript(key: String) -> JSONValue? { if case .object(let object) = self { object[key] } else { nil } }
+    subscript(index: Int) -> JSONValue? { if case .array(let array) = self, array.indices.contains(index) { array[index] } else { nil } }
     var string: String? { if case .string(let value) = self { value } else { nil } }
     var number: Double? { if case .number(let value) = self { value } else { nil } }
     var bool: Bool? { if case .bool(let value) = self { value } else { nil } }

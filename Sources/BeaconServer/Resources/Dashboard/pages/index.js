@@ -9,9 +9,10 @@ import devices from './devices.js';
 import help from './help.js';
 import queues from './queues.js';
 import engagement from './engagement.js';
+import passes from './passes.js';
 
 export const pageGroups = [
   { id: 'operations', title: 'Operations', pages: [venue, events, fleet, registry] },
   // Applications built on the visitors' phones.
-  { id: 'applications', title: 'Applications', pages: [help, queues, engagement, messages, devices] },
+  { id: 'applications', title: 'Applications', pages: [help, queues, engagement, messages, passes, devices] },
 ];

@@ -66,7 +66,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits until a line of standard output satisfies `predicate`; nil when the process ended
     /// or `timeout` passed first.
-    public func waitForLine(timeout: Duration = .seconds(20), where predicate: (String) -> Bool) async throws -> String? {
+    public func waitForLine(timeout: Duration = .seconds(60), where predicate: (String) -> Bool) async throws -> String? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
             if let line = outputLines.first(where: predicate) { return line }

@@ -42,8 +42,15 @@ public struct TestPassCertificates: Sendable {
 
     @discardableResult
     public func openssl(_ arguments: [String]) throws -> String {
+        let (status, text) = try Self.tool("/usr/bin/openssl", arguments, in: folder)
+        guard status == 0 else { throw Failure.openssl("openssl \(arguments.joined(separator: " ")): \(text)") }
+        return text
+    }
+
+    /// Runs a program in `folder` to its end, with its output and errors together.
+    public static func tool(_ path: String, _ arguments: [String], in folder: URL) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.currentDirectoryURL = folder
         let pipe = Pipe()
@@ -53,8 +60,7 @@ public struct TestPassCertificates: Sendable {
         try process.run()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure.openssl("openssl \(arguments.joined(separator: " ")): \(text)") }
-        return text
+        return (process.terminationStatus, text)
     }
 
     /// A pass template: a store card with no beacons yet, and a tiny icon.

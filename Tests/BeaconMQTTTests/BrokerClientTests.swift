@@ -22,7 +22,7 @@ struct BrokerClientTests {
         let publisher = client(broker, id: "pub")
         await subscriber.start()
         await publisher.start()
-        #expect(try await subscriber.subscribe([("t/#", .atLeastOnce)]) == [1])
+        #expect(try await subscriber.subscribe([("t/#", .atLeastOnce)], timeout: .seconds(60)) == [1])
         try await publisher.publish(MQTTMessage(topic: "t/zero", text: "0"))
         try await publisher.publish(MQTTMessage(topic: "t/one", text: "1", qos: .atLeastOnce))
         try await publisher.publish(MQTTMessage(topic: "t/kept", text: "kept", qos: .atLeastOnce, retain: true))
@@ -32,7 +32,7 @@ struct BrokerClientTests {
 
         let late = client(broker, id: "late")
         await late.start()
-        try await late.subscribe([("t/kept", .atMostOnce)])
+        try await late.subscribe([("t/kept", .atMostOnce)], timeout: .seconds(60))
         let retained = try await collect(late.messages, count: 1)
         #expect(retained.first?.text == "kept" && retained.first?.retain == true)
         await late.disconnect()
@@ -64,7 +64,7 @@ struct BrokerClientTests {
         let publisher = client(broker, id: "restart-pub")
         await subscriber.start()
         await publisher.start()
-        try await subscriber.subscribe([("seq", .atLeastOnce)])
+        try await subscriber.subscribe([("seq", .atLeastOnce)], timeout: .seconds(60))
         let total = 300
         let received = Task { try await collectNumbers(subscriber.messages, until: total) }
         for number in 1...total {

@@ -13,7 +13,7 @@ struct GatewayMQTTTests {
         let watcher = MQTTClient(configuration: MQTTClient.Configuration(broker: MQTTBrokerURL(host: "127.0.0.1", port: broker.port),
                                                                          clientIdentifier: "watcher"))
         await watcher.start()
-        try await watcher.subscribe([("proxima/#", .atLeastOnce), ("homeassistant/#", .atLeastOnce)])
+        try await watcher.subscribe([("proxima/#", .atLeastOnce), ("homeassistant/#", .atLeastOnce)], timeout: .seconds(60))
         let seen = MessageLog()
         let reader = Task { for await message in watcher.messages { seen.append(message) } }
         defer { reader.cancel() }
@@ -74,7 +74,7 @@ struct GatewayMQTTTests {
         let late = MQTTClient(configuration: MQTTClient.Configuration(broker: MQTTBrokerURL(host: "127.0.0.1", port: broker.port),
                                                                       clientIdentifier: "late"))
         await late.start()
-        try await late.subscribe([("\(base)/status", .atLeastOnce), (tracker.topic, .atLeastOnce), (inside.topic, .atLeastOnce)])
+        try await late.subscribe([("\(base)/status", .atLeastOnce), (tracker.topic, .atLeastOnce), (inside.topic, .atLeastOnce)], timeout: .seconds(60))
         let retained = try await collect(late.messages, count: 3)
         #expect(retained.allSatisfy { $0.retain })
         #expect(Set(retained.map(\.topic)) == ["\(base)/status", tracker.topic, inside.topic])

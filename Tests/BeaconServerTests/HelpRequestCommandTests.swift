@@ -28,11 +28,11 @@ struct HelpRequestCommandTests {
         let stranger = try await admin.send("POST", "/v1/devices", NewDevice(siteID: site.id, name: "Cy", consent: DeviceConsent(events: true, positions: false)),
                                             as: RegisteredDevice.self)
         let refused = try ProximaProcess(["help-request", "--helper", "\(open.first?.id ?? 0)", "--server", base.absoluteString, "--token", stranger.token])
-        #expect(try await refused.waitForExit(timeout: .seconds(30)) != 0)
+        #expect(try await refused.waitForExit(timeout: .seconds(120)) != 0)
         #expect(refused.outputText.contains("403") && refused.outputText.contains(#""field":"id""#), "\(refused.outputText)")
 
         asking.process.interrupt()
-        #expect(try await asking.waitForExit(timeout: .seconds(30)) == 0, "\(asking.outputText)")
+        #expect(try await asking.waitForExit(timeout: .seconds(120)) == 0, "\(asking.outputText)")
         #expect(asking.outputText.contains("SIGINT received: help request \(open.first?.id ?? 0) cancelled, advertising stopped"), "\(asking.outputText)")
         #expect(!FileManager.default.fileExists(atPath: transmitter))
         let cancelled = try await admin.get("/v1/help-requests/\(open.first?.id ?? 0)", as: HelpRequest.self)
@@ -40,7 +40,7 @@ struct HelpRequestCommandTests {
 
         // Options that cannot go together are refused before any request.
         let invalid = try ProximaProcess(["help-request", "--server", base.absoluteString, "--token", "x", "--helper", "1", "--name", "Ann"])
-        #expect(try await invalid.waitForExit(timeout: .seconds(30)) == 64)
+        #expect(try await invalid.waitForExit(timeout: .seconds(120)) == 64)
         #expect(invalid.outputText.contains("--name"), "\(invalid.outputText)")
     }
 }

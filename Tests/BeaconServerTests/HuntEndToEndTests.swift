@@ -160,7 +160,8 @@ final class AnswerLosingProxy: Sendable {
             let bytes = try await request.body.collect(upTo: 8 * 1024 * 1024)
             var forwarded = HTTPClientRequest(url: self.target.absoluteString + "/v1/sightings")
             forwarded.method = .POST
-            forwarded.headers.add(name: "Content-Type", value: "application/json")
+            // The gateway posts compact binary batches by default; the type goes through as sent.
+            forwarded.headers.add(name: "Content-Type", value: request.headers[.contentType] ?? "application/json")
             forwarded.headers.add(name: "Authorization", value: request.headers[.authorization] ?? "")
             forwarded.body = .bytes(bytes)
             let answer = try await HTTPClient.shared.execute(forwarded, timeout: .seconds(60))

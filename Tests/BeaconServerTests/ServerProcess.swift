@@ -88,7 +88,19 @@ final class ProximaProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         process.waitUntilExit()
+        drainOutput()
         return process.terminationStatus
+    }
+
+    /// The readability handler delivers output asynchronously, so right after an exit its last
+    /// bytes may not be in `outputText` yet: read what is left before anyone looks.
+    private func drainOutput() {
+        output.fileHandleForReading.readabilityHandler = nil
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        guard !rest.isEmpty else { return }
+        lock.lock()
+        text += String(decoding: rest, as: UTF8.self)
+        lock.unlock()
     }
 }
 

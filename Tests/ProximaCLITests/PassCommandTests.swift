@@ -9,18 +9,7 @@ import Testing
     static let uuid = "F7826DA6-4FA2-4E98-8024-BC5B71E0893E"
 
     static func tool(_ path: String, _ arguments: [String], in folder: URL) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.currentDirectoryURL = folder
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        try TestPassCertificates.tool(path, arguments, in: folder)
     }
 
     static func create(_ chain: TestPassCertificates, beacons: String, output: String, key: String = "pass.key") throws -> ProximaBinary.Outcome {

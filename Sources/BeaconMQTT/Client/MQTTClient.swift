@@ -73,7 +73,8 @@ public actor MQTTClient {
     private var subscriptions: [(filter: String, qos: MQTTQoS)] = []
     private var subscribeIdentifier: UInt16 = 0
     private var grants: [UInt16: [UInt8]] = [:]
-    private var awaitingPong = false
+    /// PINGREQs sent since the last PINGRESP.
+    private var unansweredPings = 0
     public private(set) var statistics = Statistics()
     /// The last connection failure, for a person to read.
     public private(set) var lastError: (any Error)?
@@ -224,7 +225,7 @@ public actor MQTTClient {
                 guard !connected else { throw MQTTClientError.protocolViolation("a second CONNACK") }
                 guard code == .accepted else { throw MQTTClientError.refused(code) }
                 connected = true
-                awaitingPong = false
+                unansweredPings = 0
                 backoff.reset()
                 statistics.connections += 1
                 report("MQTT connected to \(configuration.broker)\(sessionPresent ? " (session kept)" : "")")
@@ -267,7 +268,7 @@ public actor MQTTClient {
         case .subAck(let id, let codes):
             grants[id] = codes
         case .pingResp:
-            awaitingPong = false
+            unansweredPings = 0
         default:
             lastError = MQTTClientError.protocolViolation("unexpected \(packet.type) from the broker")
             channel.close(promise: nil)
@@ -276,7 +277,9 @@ public actor MQTTClient {
 
     private func startKeepAlive(on channel: any Channel) -> Task<Void, Never>? {
         guard configuration.keepAlive > 0 else { return nil }
-        let interval = Duration.seconds(Int64(configuration.keepAlive))
+        // Twice per keep-alive period: the broker closes a connection silent for 1.5 periods, and
+        // a ping sent only once per period leaves half a period for a late wake-up on a busy host.
+        let interval = Duration.milliseconds(Int64(configuration.keepAlive) * 500)
         return Task {
             while !Task.isCancelled {
                 do { try await Task.sleep(for: interval) } catch { return }
@@ -285,16 +288,16 @@ public actor MQTTClient {
         }
     }
 
-    /// Sends PINGREQ; closes the connection when the previous one went unanswered for a whole
-    /// keep-alive period (§3.1.2.10), so the loop reconnects.
+    /// Sends PINGREQ; closes the connection when the pings of a whole keep-alive period went
+    /// unanswered (§3.1.2.10), so the loop reconnects.
     private func ping(_ channel: any Channel) -> Bool {
         guard self.channel === channel, connected else { return false }
-        if awaitingPong {
+        if unansweredPings >= 2 {
             report("MQTT \(configuration.broker): no PINGRESP within \(configuration.keepAlive) s, reconnecting")
             channel.close(promise: nil)
             return false
         }
-        awaitingPong = true
+        unansweredPings += 1
         try? write(.pingReq, on: channel)
         return true
     }

@@ -50,23 +50,20 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         tracker["source_type"] = "bluetooth_le"
         tracker["json_attributes_topic"] = topics.beaconRanging(identity)
 
-        var distance = availability
-        distance["name"] = "\(topics.gateway) distance"
-        distance["unique_id"] = "\(id)_distance"
-        distance["state_topic"] = topics.beaconRanging(identity)
-        distance["value_template"] = "{{ value_json.distance }}"
-        distance["unit_of_measurement"] = "m"
-        distance["device_class"] = "distance"
-        distance["state_class"] = "measurement"
-
-        var rssi = availability
-        rssi["name"] = "\(topics.gateway) RSSI"
-        rssi["unique_id"] = "\(id)_rssi"
-        rssi["state_topic"] = topics.beaconRanging(identity)
-        rssi["value_template"] = "{{ value_json.rssi }}"
-        rssi["unit_of_measurement"] = "dBm"
-        rssi["device_class"] = "signal_strength"
-        rssi["state_class"] = "measurement"
+        /// A measurement read from the ranging topic's JSON.
+        func sensor(_ name: String, key: String, unit: String, deviceClass: String) -> [String: Any] {
+            var sensor = availability
+            sensor["name"] = "\(topics.gateway) \(name)"
+            sensor["unique_id"] = "\(id)_\(key)"
+            sensor["state_topic"] = topics.beaconRanging(identity)
+            sensor["value_template"] = "{{ value_json.\(key) }}"
+            sensor["unit_of_measurement"] = unit
+            sensor["device_class"] = deviceClass
+            sensor["state_class"] = "measurement"
+            return sensor
+        }
+        let distance = sensor("distance", key: "distance", unit: "m", deviceClass: "distance")
+        var rssi = sensor("RSSI", key: "rssi", unit: "dBm", deviceClass: "signal_strength")
         rssi["entity_category"] = "diagnostic"
 
         return [(trackerTopic(identity), tracker), (distanceTopic(identity), distance), (rssiTopic(identity), rssi)].map { topic, body in

@@ -15,7 +15,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     public let directory: URL
     private let executable: URL
     private let lock = NSLock()
-    private var process: Process?
+    private var process: SpawnedProcess?
 
     /// The installed broker (Debian's `mosquitto` puts it in /usr/sbin).
     public static var executablePath: String? {
@@ -63,13 +63,7 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     /// Starts the broker and waits until it accepts connections.
     public func start() throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["-c", directory.appendingPathComponent("mosquitto.conf").path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try SpawnedProcess([executable.path, "-c", directory.appendingPathComponent("mosquitto.conf").path])
         lock.withLock { self.process = process }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -77,29 +71,33 @@ public final class MosquittoBroker: @unchecked Sendable {
             guard process.isRunning else { break }
             usleep(20_000)
         }
-        let log = (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? ""
         kill()
         throw Unavailable(description: "mosquitto did not start on 127.0.0.1:\(port): \(log.suffix(600))")
     }
 
-    /// SIGTERM: the broker saves its persistent state and exits.
-    public func stop() {
+    /// SIGTERM: the broker saves its persistent state and exits (SIGKILL after 30 s).
+    public func stop() throws {
         guard let process = lock.withLock({ self.process }) else { return }
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGTERM) }
-        process.waitUntilExit()
+        process.signal(SIGTERM)
+        if process.waitForExit(timeout: 30) == nil {
+            process.signal(SIGKILL)
+            process.waitForExit(timeout: 10)
+            lock.withLock { self.process = nil }
+            throw Unavailable(description: "mosquitto did not stop within 30 s of SIGTERM: \(log.suffix(600))")
+        }
         lock.withLock { self.process = nil }
     }
 
     /// SIGKILL, for tests of a broker that vanishes.
     public func kill() {
         guard let process = lock.withLock({ self.process }) else { return }
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.waitForExit(timeout: 10)
         lock.withLock { self.process = nil }
     }
 
     public func restart() throws {
-        stop()
+        try stop()
         try start()
     }
 

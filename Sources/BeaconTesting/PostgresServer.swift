@@ -123,37 +123,17 @@ public final class PostgresServer: Sendable {
         var description: String
     }
 
-    /// Runs a command to its end with posix_spawn and waitpid. Foundation's `Process` is not
-    /// used: it notices the end of a child through a descriptor the child inherits, and the
-    /// server `pg_ctl start` leaves running keeps that descriptor open for ever.
+    /// Runs a command to its end with posix_spawn and waitpid (`SpawnedProcess`). Foundation's
+    /// `Process` is not used: it notices the end of a child through a descriptor the child
+    /// inherits, and the server `pg_ctl start` leaves running keeps that descriptor open for ever.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], asPostgres: Bool) throws -> String {
         let argv = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
-        let outputPath = NSTemporaryDirectory() + "proxima-pg-command-\(UUID().uuidString).log"
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { for pointer in cArguments { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
-        guard spawned == 0 else {
-            throw CommandFailed(description: "cannot start \(argv[0]): error \(spawned)")
+        do {
+            return try SpawnedProcess.run(argv)
+        } catch let failure as SpawnedProcess.Failure {
+            throw CommandFailed(description: failure.description)
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        // WIFEXITED and WEXITSTATUS, spelled out since the C macros are not imported.
-        let exitedNormally = status & 0x7F == 0
-        let exitStatus = (status >> 8) & 0xFF
-        guard exitedNormally, exitStatus == 0 else {
-            throw CommandFailed(description: "\(argv.joined(separator: " ")) failed with status \(status): \(text.suffix(1000))")
-        }
-        return text
     }
 
     /// Stops the server as a crash would (`pg_ctl stop -m immediate`: no checkpoint, clients cut

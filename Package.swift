@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation",
+                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -151,7 +151,7 @@ let package = Package(
             name: "BeaconServerTests",
             dependencies: [
                 "BeaconServer", "BeaconKit", "BeaconGateway", "BeaconTesting", "BeaconSimulator", "BeaconLocate", "BeaconFleet",
-                "BeaconWallet", "BeaconRotation",
+                "BeaconWallet", "BeaconRotation", "BeaconMQTT",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // The local HTTP/2 endpoint the APNs client is tested against, and its test-made certificates.
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

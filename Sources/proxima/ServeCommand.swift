@@ -1,3 +1,4 @@
+import BeaconMQTT
 import ArgumentParser
 import BeaconKit
 import BeaconRotation
@@ -70,6 +71,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(help: ArgumentHelp("Also publish every stored event, region and room states and fleet alerts to an MQTT broker (docs/mqtt.md).",
+                               valueName: "mqtt[s]://[USER:PASS@]HOST[:PORT][/PREFIX]"))
+    var mqtt: String?
+
+    @Option(help: "Trust this PEM certificate authority for an mqtts:// broker (instead of the system's).")
+    var mqttCaFile: String?
+
+    @Flag(help: "With --mqtt, do not publish Home Assistant discovery configs for the tracked subjects' rooms.")
+    var noHomeAssistant = false
+
     @Option(help: "A file holding the 32-byte key (64 hex digits, base64 or raw) that seals rotation keys at rest; without it rotation keys are refused.")
     var secretKeyFile: String?
 
@@ -85,6 +96,14 @@ struct ServeCommand: AsyncParsableCommand {
         let passOptions = [passCert, passKey, passWwdr, publicURL]
         guard passOptions.allSatisfy({ $0 == nil }) || passOptions.allSatisfy({ $0 != nil }) else {
             throw ValidationError("--pass-cert, --pass-key, --pass-wwdr and --public-url go together")
+        }
+        if let mqtt {
+            do { _ = try MQTTBrokerURL(parsing: mqtt) } catch { throw ValidationError("--mqtt: \(error)") }
+        } else if mqttCaFile != nil || noHomeAssistant {
+            throw ValidationError("--mqtt-ca-file and --no-home-assistant need --mqtt URL")
+        }
+        if let mqttCaFile, !FileManager.default.isReadableFile(atPath: mqttCaFile) {
+            throw ValidationError("--mqtt-ca-file: cannot read \(mqttCaFile)")
         }
         if let retainEvents {
             do { _ = try EventRetention(parsing: retainEvents) } catch { throw ValidationError("--\(error.field): \(error.reason)") }
@@ -111,6 +130,14 @@ struct ServeCommand: AsyncParsableCommand {
         options.gatewayBeaconLimit = gatewayBeaconLimit
         options.sightingTimeWindow.past = sightingMaxAge
         options.eventRetention = try retainEvents.map { try EventRetention(parsing: $0) }
+        if let mqtt {
+            let broker = try MQTTBrokerURL(parsing: mqtt)
+            var client = MQTTClient.Configuration(broker: broker, clientIdentifier: "proxima-serve-\(options.instanceName)")
+            client.trustedCertificatesFile = mqttCaFile
+            options.mqtt = client
+            options.mqttMessages.prefix = broker.prefix
+            options.mqttMessages.homeAssistantDiscovery = !noHomeAssistant
+        }
         if let secretKeyFile {
             do throws(RotationInputError) { options.secretKey = try ServerSecret.load(path: secretKeyFile) } catch {
                 throw ValidationError("\(error.field): \(error.reason)")

@@ -90,6 +90,7 @@ final class MessageLog: @unchecked Sendable {
     private var messages: [MQTTMessage] = []
 
     func append(_ message: MQTTMessage) { lock.withLock { messages.append(message) } }
+    var all: [MQTTMessage] { lock.withLock { messages } }
 
     func first(timeout: Duration, where predicate: (MQTTMessage) -> Bool) async throws -> MQTTMessage? {
         let deadline = ContinuousClock.now + timeout

@@ -71,7 +71,8 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         }
     }
 
-    static func json(_ object: [String: Any]) -> [UInt8] {
+    /// JSON with sorted keys, for any retained payload built from a dictionary.
+    public static func json(_ object: [String: Any]) -> [UInt8] {
         // Sorted keys make the retained payload identical from run to run, so a broker does not
         // see a change where there is none.
         Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))

@@ -86,6 +86,7 @@ extension ProximaServer {
         await signal.notify()
         let webhooks = self.webhooks
         Task { await webhooks.deliver(events) }
+        configuration.mqtt?.enqueue(events)
         for event in events {
             logger.info("fleet alert", metadata: ["kind": "\(event.kindName)", "label": "\(event.label)", "time": "\(event.time)"])
         }

@@ -55,6 +55,7 @@ extension ProximaServer {
             let events = result.events
             let webhooks = self.webhooks
             Task { await webhooks.deliver(events) }
+            configuration.mqtt?.enqueue(events)
             for event in events {
                 logger.info("region event", metadata: [
                     "kind": "\(event.kindName)", "label": "\(event.label)", "gateway": "\(event.gatewayID)", "time": "\(event.time)",

@@ -64,7 +64,9 @@ public final class ProximaServer: Sendable {
 
     /// What the server needs running beside its HTTP service, to put before it in a service
     /// group (the webhook client).
-    public var services: [any Service] { [HTTPClientService(client: httpClient)] + (passPushes.map { [$0] } ?? []) }
+    public var services: [any Service] {
+        [HTTPClientService(client: httpClient)] + (passPushes.map { [$0] } ?? []) + (configuration.mqtt.map { [$0] } ?? [])
+    }
 
     /// Stops outgoing deliveries, for users that run the router without a service group (tests);
     /// the owner closes the database afterwards.

@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     /// Seals stored secrets such as rotation keys (`--secret-key-file`); without it the server
     /// refuses to store rotation keys.
     public var secretKey: ServerSecret?
+    /// Publishes every stored event to an MQTT broker (`--mqtt`); a service of the server's group.
+    public var mqtt: ServerMQTTOutput?
 
     public init(instanceName: String = "proxima") {
         self.instanceName = instanceName

@@ -1,3 +1,4 @@
+import BeaconMQTT
 import NIOSSL
 import BeaconKit
 import Foundation
@@ -30,6 +31,9 @@ public enum ServeRunner {
         public var passes: PassServiceConfiguration?
         /// Seals rotation keys at rest (`--secret-key-file`); nil refuses to store them.
         public var secretKey: ServerSecret?
+        /// Publishes stored events to this broker (`--mqtt`); nil publishes nothing.
+        public var mqtt: MQTTClient.Configuration?
+        public var mqttMessages = ServerMQTTMessages.Options()
 
         public init() {}
     }
@@ -57,6 +61,11 @@ public enum ServeRunner {
         configuration.passes = options.passes
         configuration.secretKey = options.secretKey
         configuration.batchBurst = options.batchesPerSecond * 2
+        if let mqtt = options.mqtt {
+            var messages = options.mqttMessages
+            messages.instance = options.instanceName
+            configuration.mqtt = ServerMQTTOutput(configuration: mqtt, options: messages, logger: logger)
+        }
         let server = ProximaServer(store: Store(database: database), configuration: configuration, logger: logger)
         let application = ApplicationService(options: options, server: server, logger: logger, announce: announce)
         let group = ServiceGroup(configuration: .init(

@@ -30,8 +30,19 @@ public final class MosquittoBroker: @unchecked Sendable {
         executablePath != nil || ProcessInfo.processInfo.environment["CI"] == "true"
     }
 
-    /// Starts a broker; `persistence` keeps sessions and queued QoS 1 messages across a restart.
-    public init(persistence: Bool = false) throws {
+    /// PEM files of the broker's TLS listener (`mqtts://`).
+    public struct TLSFiles: Sendable {
+        public var certificate: String
+        public var key: String
+        public init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    /// Starts a broker; `persistence` keeps sessions and queued QoS 1 messages across a
+    /// restart; `tls` makes its one listener TLS only.
+    public init(persistence: Bool = false, tls: TLSFiles? = nil) throws {
         guard let path = Self.executablePath else {
             throw Unavailable(description: "mosquitto is not installed (Debian package mosquitto); run scripts/install-test-deps")
         }
@@ -47,6 +58,15 @@ public final class MosquittoBroker: @unchecked Sendable {
             max_queued_messages 100000
 
             """
+        if let tls {
+            // mosquitto reads them after dropping root for its own user: copies it may read.
+            for (name, source) in [("broker.pem", tls.certificate), ("broker.key", tls.key)] {
+                let copy = directory.appendingPathComponent(name)
+                try FileManager.default.copyItem(atPath: source, toPath: copy.path)
+                _ = chmod(copy.path, 0o644)
+            }
+            configuration += "certfile \(directory.path)/broker.pem\nkeyfile \(directory.path)/broker.key\n"
+        }
         if persistence {
             configuration += "persistence true\npersistence_location \(directory.path)/\n"
         }

@@ -52,6 +52,51 @@ struct BrokerClientTests {
         await pinging.disconnect()
     }
 
+    @Test("mqtts: a client that trusts the broker's CA publishes and subscribes; one that does not never connects")
+    func tlsBroker() async throws {
+        let certificates = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-mqtt-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: certificates, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: certificates) }
+        func openssl(_ arguments: [String]) throws {
+            let (status, output) = try TestPassCertificates.tool("/usr/bin/openssl", arguments, in: certificates)
+            try #require(status == 0, "openssl \(arguments.joined(separator: " ")): \(output)")
+        }
+        try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key",
+                     "-out", "ca.pem", "-days", "2", "-subj", "/CN=Proxima MQTT test CA"])
+        try openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "broker.key",
+                     "-out", "broker.csr", "-subj", "/CN=127.0.0.1"])
+        try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(to: certificates.appendingPathComponent("ext.cnf"), atomically: true, encoding: .utf8)
+        try openssl(["x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "broker.pem",
+                     "-days", "2", "-extfile", "ext.cnf"])
+        let broker = try MosquittoBroker(tls: .init(certificate: certificates.appendingPathComponent("broker.pem").path,
+                                                    key: certificates.appendingPathComponent("broker.key").path))
+        let url = try MQTTBrokerURL(parsing: "mqtts://127.0.0.1:\(broker.port)/secure")
+        #expect(url.useTLS)
+
+        var trusting = MQTTClient.Configuration(broker: url, clientIdentifier: "tls-trusting")
+        trusting.trustedCertificatesFile = certificates.appendingPathComponent("ca.pem").path
+        let client = MQTTClient(configuration: trusting)
+        await client.start()
+        #expect(try await client.subscribe([("secure/#", .atLeastOnce)], timeout: .seconds(60)) == [1])
+        try await client.publish(MQTTMessage(topic: "secure/hello", text: "over TLS", qos: .atLeastOnce))
+        let received = try await collect(client.messages, count: 1)
+        #expect(received.first?.text == "over TLS")
+
+        let reports = MessageTexts()
+        var untrusting = MQTTClient.Configuration(broker: url, clientIdentifier: "tls-untrusting")
+        untrusting.backoff = MQTTBackoff(initial: .milliseconds(100), maximum: .milliseconds(500))
+        let stranger = MQTTClient(configuration: untrusting) { reports.append($0) }
+        await stranger.start()
+        func refusedForItsCertificate() -> Bool { reports.all.contains { $0.lowercased().contains("certificate") || $0.lowercased().contains("verif") } }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !refusedForItsCertificate() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(refusedForItsCertificate(), "\(reports.all)")
+        #expect(await !stranger.isConnected, "a broker whose CA is not trusted was accepted")
+        #expect(await stranger.statistics.connections == 0)
+        await stranger.disconnect()
+        await client.disconnect()
+    }
+
     @Test("no QoS 1 message is lost while the broker restarts mid-stream")
     func brokerRestart() async throws {
         let broker = try MosquittoBroker(persistence: true)
@@ -106,6 +151,13 @@ func collectNumbers(_ messages: AsyncStream<MQTTMessage>, until total: Int) asyn
         }
     } catch is TimedOut {}
     return seen.values
+}
+
+final class MessageTexts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var texts: [String] = []
+    func append(_ text: String) { lock.withLock { texts.append(text) } }
+    var all: [String] { lock.withLock { texts } }
 }
 
 final class NumberSet: @unchecked Sendable {

@@ -12,6 +12,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("fleet-server", FleetServerBenchmark.run),
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
     ("help-latency", HelpLatencyBenchmark.run),
+    ("server-instances", InstancesBenchmark.run),
 ]
 
 // `fleet-week` and `queue-day` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift).

@@ -21,6 +21,8 @@ public actor GatewayUploader {
         public var maxRetryPause: Duration = .seconds(10)
         /// The body's form: compact binary by default, JSON for servers older than it.
         public var uploadFormat = UploadFormat.binary
+        /// Encodes each batch instead of `uploadFormat` (edge mode posts its engine's results).
+        public var encoding: (any UploadEncoding)?
 
         public init(server: URL, token: String) {
             self.server = server
@@ -145,8 +147,13 @@ public actor GatewayUploader {
     }
 
     func post(_ batch: SightingBatch) async throws {
-        let (body, contentType) = try Self.body(batch, format: configuration.uploadFormat)
+        let (body, contentType) = if let encoding = configuration.encoding {
+            try await encoding.encode(batch)
+        } else {
+            try Self.body(batch, format: configuration.uploadFormat)
+        }
         var pause = configuration.firstRetryPause
+        var taken = false
         while true {
             var request = HTTPClientRequest(url: configuration.server.appendingPathComponent("v1/sightings").absoluteString)
             request.method = .POST
@@ -158,10 +165,10 @@ public actor GatewayUploader {
                 let text = String(buffer: try await response.body.collect(upTo: 64 * 1024))
                 switch response.status.code {
                 case 200..<300:
-                    return
+                    taken = true
                 case 429, 500...:
                     logger.warning("server busy, retrying", metadata: ["status": "\(response.status.code)"])
-                case 401, 403, 400, 413, 422:
+                case 401, 403, 400, 409, 413, 422:
                     throw Refused(status: Int(response.status.code), body: text)
                 default:
                     logger.warning("unexpected answer, retrying", metadata: ["status": "\(response.status.code)", "body": "\(text.prefix(200))"])
@@ -174,6 +181,11 @@ public actor GatewayUploader {
             } catch {
                 if Task.isCancelled { throw error }
                 logger.warning("server unreachable, retrying", metadata: ["error": "\(error)"])
+            }
+            if taken {
+                // Outside the retry: a failure here must not post the batch a second time.
+                try await configuration.encoding?.accepted(batch)
+                return
             }
             statistics.retries += 1
             try await Task.sleep(for: pause)
@@ -188,4 +200,12 @@ public actor GatewayUploader {
         }
         return (ByteBuffer(bytes: try JSONEncoder().encode(batch)), "application/json")
     }
+}
+
+/// A batch's body other than its sightings (`proxima gateway --edge`): `encode` is called once
+/// per batch, before its first attempt (retries resend the same body); `accepted` once the
+/// server took it.
+public protocol UploadEncoding: Sendable {
+    func encode(_ batch: SightingBatch) async throws -> (ByteBuffer, String)
+    func accepted(_ batch: SightingBatch) async throws
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AsyncHTTPClient
 import BeaconGateway
 import BeaconKit
+import BeaconServer
 import Foundation
 import Logging
 import NIOSSL
@@ -47,6 +48,12 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "Trust this PEM certificate authority for an https:// --server (instead of the system's).")
     var caFile: String?
 
+    @Flag(help: "Run the server's per-gateway engine here and post only its enter/exit events and ranging readings, not every sighting (docs/server.md, edge batches).")
+    var edge = false
+
+    @Option(help: "With --edge: the file keeping the engine's checkpoint across restarts (default: edge-<token digest>.json in the configuration directory).")
+    var edgeCheckpoint: String?
+
     @OptionGroup var source: SourceOptions
     @OptionGroup var engine: EngineOptions
     @OptionGroup var mqttOptions: MQTTOptions
@@ -67,6 +74,8 @@ struct GatewayCommand: AsyncParsableCommand {
             throw ValidationError("--slice must be in (0, 25] seconds, under the server's 30 s gateway timeout; got \(slice)")
         }
         _ = try receiverTokens()
+        if edge && !receiverToken.isEmpty { throw ValidationError("--edge posts one gateway's engine results: give --token, not --receiver-token") }
+        if edgeCheckpoint != nil && !edge { throw ValidationError("--edge-checkpoint needs --edge") }
         if let caFile {
             do { _ = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
                 throw ValidationError("--ca-file: cannot read a PEM certificate from \(caFile): \(error)")
@@ -91,6 +100,16 @@ struct GatewayCommand: AsyncParsableCommand {
             }
         }
         return tokens
+    }
+
+    /// One checkpoint file per gateway token, so two gateways on one machine keep apart (FNV-1a
+    /// of the token: stable across runs, and the token itself never appears in a file name).
+    static func defaultEdgeCheckpoint(token: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let directory = ConfigurationDirectory.url()
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent("edge-\(String(hash, radix: 16)).json").path
     }
 
     var resolvedToken: String? { token ?? ProcessInfo.processInfo.environment["PROXIMA_GATEWAY_TOKEN"] }
@@ -196,9 +215,15 @@ struct GatewayCommand: AsyncParsableCommand {
         configuration.bufferLimit = buffer
         configuration.uploadFormat = uploadFormat
         configuration.flushInterval = .milliseconds(Int64(interval * 1000))
+        let edgeEncoding = edge ? try EdgeUploadEncoding(settings: GatewaySettings(exitRule: engine.exitRule.rule),
+                                                          checkpointPath: edgeCheckpoint ?? Self.defaultEdgeCheckpoint(token: resolvedToken ?? "")) : nil
+        configuration.encoding = edgeEncoding
         let uploader = GatewayUploader(configuration: configuration, client: client)
         try await uploader.run(source: sightings)
         let statistics = await uploader.statistics
         try StandardOutput.line("posted \(statistics.posted) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.dropped) dropped)")
+        if let edgeEncoding {
+            try StandardOutput.line("edge: \(await edgeEncoding.sightings) sightings went up as \(await edgeEncoding.uploadedBytes) bytes of engine results")
+        }
     }
 }

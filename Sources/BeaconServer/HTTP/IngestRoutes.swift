@@ -16,16 +16,28 @@ extension ProximaServer {
                 error.headers[.retryAfter] = String(max(1, Int(wait.rounded(.up))))
                 throw error
             }
-            let batch: SightingBatch
+            let isEdge = request.headers[.contentType].map(Self.mediaType) == EdgeBatch.mediaType
+            let batch: SightingBatch?
+            let edge: (batch: EdgeBatch, outcome: GatewayMonitor.StepOutcome)?
             do {
                 let buffer = try await request.body.collect(upTo: self.configuration.maxBatchBytes)
-                batch = try self.decodeBatch(buffer, contentType: request.headers[.contentType])
+                if isEdge {
+                    edge = try self.decodeEdgeBatch(buffer)
+                    batch = nil
+                } else {
+                    batch = try self.decodeBatch(buffer, contentType: request.headers[.contentType])
+                    edge = nil
+                }
             } catch {
                 // Every refused body counts (400 malformed, 413 too large), not only floods.
                 self.metrics.refusedBatches.increment()
                 throw error
             }
-            let result = try await self.accept(batch, gatewayID: gatewayID)
+            let result = if let edge {
+                try await self.acceptEdge(edge.outcome, sequence: edge.batch.sequence, sightings: edge.batch.sightings, gatewayID: gatewayID)
+            } else {
+                try await self.accept(batch!, gatewayID: gatewayID)
+            }
             return try Self.json(IngestReply(accepted: result.accepted, duplicate: result.duplicate, events: result.events.count), status: .accepted)
         }
         router.post(RouterPath(Self.aprilBrotherPath)) { request, context in
@@ -40,7 +52,41 @@ extension ProximaServer {
     /// Runs a batch through the gateway's monitor, then counts it, wakes event readers and
     /// hands new events to the webhooks. The HTTP route and the demo's built-in gateway share it.
     public func accept(_ batch: SightingBatch, gatewayID: String) async throws -> IngestResult {
-        let result = try await ingestion.ingest(gatewayID: gatewayID, batch: batch)
+        try await announce(try await ingestion.ingest(gatewayID: gatewayID, batch: batch))
+    }
+
+    /// An edge gateway's step results, stored and announced as ``accept(_:gatewayID:)`` does.
+    public func acceptEdge(_ outcome: GatewayMonitor.StepOutcome, sequence: Int, sightings: Int, gatewayID: String) async throws -> IngestResult {
+        try await announce(try await ingestion.ingestEdge(gatewayID: gatewayID, outcome: outcome, sequence: sequence, sightings: sightings))
+    }
+
+    /// An edge batch, checked: the gateway's engine must have run with this server's settings,
+    /// or its events would differ from what this server would have decided.
+    func decodeEdgeBatch(_ buffer: ByteBuffer) throws -> (batch: EdgeBatch, outcome: GatewayMonitor.StepOutcome) {
+        guard buffer.readableBytes > 0 else {
+            throw APIError(.badRequest, field: "body", "expected an edge batch {\"sequence\":…,\"settings\":…,\"changes\":[…],\"readings\":[…]}, found an empty body")
+        }
+        let batch = try JSONDecoder().decode(EdgeBatch.self, from: buffer)
+        let expected = EdgeBatch.Settings(ingestion.settings)
+        guard batch.settings.exitRule == expected.exitRule else {
+            throw APIError(.conflict, field: "settings.exitRule",
+                           "this server runs gateways with exit rule '\(expected.exitRule)', the gateway with '\(batch.settings.exitRule.prefix(80))'; give the gateway --exit-rule to match")
+        }
+        guard batch.settings.beaconLimit == expected.beaconLimit else {
+            throw APIError(.conflict, field: "settings.beaconLimit",
+                           "this server keeps \(expected.beaconLimit) beacons per gateway, the gateway \(batch.settings.beaconLimit)")
+        }
+        let now = ingestion.clock()
+        let window = configuration.sightingTimeWindow
+        do {
+            let outcome = try batch.outcome(maximumEntries: configuration.maxSightingsPerBatch, times: max(0, now - window.past)...(now + window.future))
+            return (batch, outcome)
+        } catch {
+            throw APIError(.unprocessableContent, field: error.field, error.reason)
+        }
+    }
+
+    private func announce(_ result: IngestResult) async throws -> IngestResult {
         if result.duplicate {
             metrics.duplicateBatches.increment()
         } else {

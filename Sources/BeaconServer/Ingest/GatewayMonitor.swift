@@ -58,15 +58,21 @@ public struct GatewayMonitor: Sendable {
     /// - Parameter now: the server's clock, for work that compares the batch with the present.
     ///   The sightings' own times drive the engine.
     public mutating func step(_ batch: SightingBatch, now: Double) -> StepOutcome {
-        if let sequence = batch.sequence {
-            guard !recentSequences.contains(sequence) else { return StepOutcome(duplicate: true) }
-            recentSequences.insert(sequence)
-        }
+        guard admit(sequence: batch.sequence) else { return StepOutcome(duplicate: true) }
         let work = engine.work
         let (changes, readings) = apply(batch.sightings)
         return StepOutcome(duplicate: false, changes: changes, readings: readings, saved: engine.takeChanges(),
                            forgottenBeacons: engine.work.beaconsForgotten - work.beaconsForgotten,
                            untrackedSightings: engine.work.untrackedSightings - work.untrackedSightings)
+    }
+
+    /// False for a batch whose sequence is among the recent ones (a retry); otherwise the
+    /// sequence is remembered. An edge batch (``EdgeBatch``) is checked here without a step.
+    public mutating func admit(sequence: Int?) -> Bool {
+        guard let sequence else { return true }
+        guard !recentSequences.contains(sequence) else { return false }
+        recentSequences.insert(sequence)
+        return true
     }
 
     /// What one batch did, and what the database must save for it.
@@ -141,6 +147,11 @@ public struct GatewaySettings: Sendable, Hashable {
 public struct GatewayCheckpointHeader: Sendable, Hashable, Codable {
     public var engine: EngineCheckpoint
     public var recentSequences: RecentSequences
+
+    public init(engine: EngineCheckpoint, recentSequences: RecentSequences) {
+        self.engine = engine
+        self.recentSequences = recentSequences
+    }
 }
 
 /// The sequence numbers of a gateway's last batches. A batch whose sequence is among them is

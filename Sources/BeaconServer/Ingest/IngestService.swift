@@ -114,6 +114,33 @@ public final class IngestService: Sendable {
         return fed
     }
 
+    /// An edge gateway's step results (``EdgeBatch``): stored as ``ingest(gatewayID:batch:)``
+    /// stores the server's own step, with the same retry check; positions, fleet telemetry and
+    /// device applications, which need the sightings themselves, do not run.
+    public func ingestEdge(gatewayID: String, outcome: GatewayMonitor.StepOutcome, sequence: Int, sightings: Int) async throws -> IngestResult {
+        let now = clock()
+        let device = try await devices.device(gatewayID: gatewayID, store: store)
+        guard device == nil else {
+            throw RegistryError(.conflict, field: "Authorization", "a device's gateway posts its sightings, not edge batches: its applications need them")
+        }
+        let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
+        let (result, saved) = try await store.database.transaction { db -> (IngestResult, Cached?) in
+            let version = try await self.lockHeader(gatewayID: gatewayID, now: now, db: db)
+            var monitor = if let cached, cached.version == version.number { cached.monitor } else {
+                try await self.load(gatewayID: gatewayID, header: version.header, db: db)
+            }
+            guard monitor.admit(sequence: sequence) else {
+                return (IngestResult(accepted: 0, duplicate: true, events: []), Cached(version: version.number, monitor: monitor))
+            }
+            let events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, forDevice: false, now: now, db: db)
+            try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
+            try await self.storeHeader(monitor.header, version: version.number + 1, sequence: sequence, gatewayID: gatewayID, now: now, db: db)
+            return (IngestResult(accepted: sightings, duplicate: false, events: events), Cached(version: version.number + 1, monitor: monitor))
+        }
+        if let saved { cache.withLock { $0[gatewayID] = saved } }
+        return result
+    }
+
     // MARK: The header row
 
     private struct Version {

@@ -1,0 +1,116 @@
+import BeaconKit
+import Foundation
+
+/// What `proxima gateway --edge` posts instead of its sightings (docs/server.md, "Edge
+/// batches"): the gateway ran the server's own ``GatewayMonitor`` on one batch of sightings and
+/// sends what the step decided (enters and exits, the latest ranging reading of each beacon),
+/// under the batch's sequence. The server stores them as it stores its own step's results, so a
+/// gateway's events and ranging state are the same whichever side ran the engine, provided both
+/// use the same settings, which the batch states and the server checks.
+///
+/// `POST /v1/sightings` with `Content-Type: application/vnd.proxima.edge.v1+json`.
+public struct EdgeBatch: Sendable, Hashable, Codable {
+    public static let mediaType = "application/vnd.proxima.edge.v1+json"
+
+    public struct Settings: Sendable, Hashable, Codable {
+        /// The exit rule as the server prints it (`evidence`, `ios`, `10.0 s`, …).
+        public var exitRule: String
+        public var beaconLimit: Int
+
+        public init(_ settings: GatewaySettings) {
+            exitRule = String(describing: settings.exitRule)
+            beaconLimit = settings.beaconLimit
+        }
+    }
+
+    public struct Change: Sendable, Hashable, Codable {
+        public var uuid: UUID
+        public var major: UInt16
+        public var minor: UInt16
+        /// `enter` or `exit`.
+        public var transition: String
+        public var time: Double
+    }
+
+    public struct Reading: Sendable, Hashable, Codable {
+        public var uuid: UUID
+        public var major: UInt16
+        public var minor: UInt16
+        public var rssi: Double
+        public var distance: Double?
+        public var proximity: String
+        public var time: Double
+    }
+
+    public var sequence: Int
+    public var settings: Settings
+    /// How many sightings the gateway's step consumed (for the server's counters).
+    public var sightings: Int
+    public var changes: [Change]
+    public var readings: [Reading]
+
+    public init(sequence: Int, settings: GatewaySettings, sightings: Int, outcome: GatewayMonitor.StepOutcome) {
+        self.sequence = sequence
+        self.settings = Settings(settings)
+        self.sightings = sightings
+        changes = outcome.changes.map {
+            Change(uuid: $0.identity.uuid, major: $0.identity.major, minor: $0.identity.minor,
+                   transition: $0.transition == .enter ? "enter" : "exit", time: $0.time)
+        }
+        readings = outcome.readings.map {
+            Reading(uuid: $0.identity.uuid, major: $0.identity.major, minor: $0.identity.minor, rssi: $0.rssi,
+                    distance: $0.distance, proximity: $0.proximity, time: $0.time)
+        }
+    }
+
+    /// A refused field, named as a JSON path (`changes[3].time`).
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public var field: String
+        public var reason: String
+        public var description: String { "\(field): \(reason)" }
+    }
+
+    static let proximities: Set<String> = ["immediate", "near", "far", "unknown"]
+
+    /// The server's own step results, after checking what the gateway could have got wrong.
+    public func outcome(maximumEntries: Int, times: ClosedRange<Double>) throws(Refusal) -> GatewayMonitor.StepOutcome {
+        guard sightings >= 0 else { throw Refusal(field: "sightings", reason: "expected 0 or more, found \(sightings)") }
+        guard changes.count <= maximumEntries else {
+            throw Refusal(field: "changes", reason: "expected at most \(maximumEntries), found \(changes.count)")
+        }
+        guard readings.count <= maximumEntries else {
+            throw Refusal(field: "readings", reason: "expected at most \(maximumEntries), found \(readings.count)")
+        }
+        var outcome = GatewayMonitor.StepOutcome(duplicate: false)
+        for (index, change) in changes.enumerated() {
+            let transition: GatewayMonitor.Transition
+            switch change.transition {
+            case "enter": transition = .enter
+            case "exit": transition = .exit
+            default: throw Refusal(field: "changes[\(index)].transition", reason: "expected enter or exit, found '\(change.transition.prefix(40))'")
+            }
+            guard times.contains(change.time) else {
+                throw Refusal(field: "changes[\(index)].time", reason: "expected a time in \(times.lowerBound)…\(times.upperBound), found \(change.time)")
+            }
+            outcome.changes.append(GatewayMonitor.Change(identity: BeaconIdentity(uuid: change.uuid, major: change.major, minor: change.minor),
+                                                         transition: transition, time: change.time))
+        }
+        for (index, reading) in readings.enumerated() {
+            guard Self.proximities.contains(reading.proximity) else {
+                throw Refusal(field: "readings[\(index)].proximity", reason: "expected immediate, near, far or unknown, found '\(reading.proximity.prefix(40))'")
+            }
+            guard (-127...20).contains(reading.rssi) else {
+                throw Refusal(field: "readings[\(index)].rssi", reason: "expected -127…20 dBm, found \(reading.rssi)")
+            }
+            if let distance = reading.distance, !(0...10_000).contains(distance) {
+                throw Refusal(field: "readings[\(index)].distance", reason: "expected 0…10000 m or null, found \(distance)")
+            }
+            guard times.contains(reading.time) else {
+                throw Refusal(field: "readings[\(index)].time", reason: "expected a time in \(times.lowerBound)…\(times.upperBound), found \(reading.time)")
+            }
+            outcome.readings.append(GatewayMonitor.Reading(identity: BeaconIdentity(uuid: reading.uuid, major: reading.major, minor: reading.minor),
+                                                           rssi: reading.rssi, distance: reading.distance, proximity: reading.proximity, time: reading.time))
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,53 @@
+import BeaconGateway
+import BeaconKit
+import BeaconServer
+import Foundation
+import NIOCore
+
+/// `proxima gateway --edge`: each batch goes through the server's own per-gateway engine
+/// (``GatewayMonitor``) here, and only what it decided travels (``EdgeBatch``). The engine's
+/// checkpoint is kept in a file after every batch the server took, so a restarted gateway
+/// continues where it was, as the server's checkpoint would.
+actor EdgeUploadEncoding: UploadEncoding {
+    let settings: GatewaySettings
+    let checkpointPath: String
+    private var monitor: GatewayMonitor
+    private(set) var uploadedBytes = 0
+    private(set) var sightings = 0
+
+    struct CheckpointUnreadable: Error, CustomStringConvertible {
+        var path: String
+        var reason: String
+        var description: String { "the edge checkpoint \(path) cannot be used (\(reason)); remove it to start the engine afresh" }
+    }
+
+    init(settings: GatewaySettings, checkpointPath: String) throws {
+        self.settings = settings
+        self.checkpointPath = checkpointPath
+        if let data = FileManager.default.contents(atPath: checkpointPath) {
+            do {
+                let checkpoint = try JSONDecoder().decode(EngineCheckpoint.self, from: data)
+                monitor = try GatewayMonitor(settings: settings, header: GatewayCheckpointHeader(engine: checkpoint, recentSequences: RecentSequences()),
+                                             beacons: [])
+            } catch {
+                throw CheckpointUnreadable(path: checkpointPath, reason: "\(error)")
+            }
+        } else {
+            monitor = GatewayMonitor(settings: settings)
+        }
+    }
+
+    func encode(_ batch: SightingBatch) async throws -> (ByteBuffer, String) {
+        let outcome = monitor.step(batch, now: Date().timeIntervalSince1970)
+        let edge = EdgeBatch(sequence: batch.sequence ?? 0, settings: settings, sightings: batch.sightings.count, outcome: outcome)
+        let body = ByteBuffer(bytes: try JSONEncoder().encode(edge))
+        uploadedBytes += body.readableBytes
+        sightings += batch.sightings.count
+        return (body, EdgeBatch.mediaType)
+    }
+
+    func accepted(_ batch: SightingBatch) async throws {
+        let data = try JSONEncoder().encode(monitor.engine.checkpoint)
+        try data.write(to: URL(fileURLWithPath: checkpointPath), options: .atomic)
+    }
+}

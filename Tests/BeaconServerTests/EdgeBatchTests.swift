@@ -1,0 +1,154 @@
+import BeaconGateway
+import BeaconKit
+@testable import BeaconServer
+import BeaconSimulator
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// Edge mode (issue 19, item 3): a gateway that runs the server's engine itself and posts its
+/// results gives the server the same events and ranging state as posting every sighting.
+@Suite("Edge batches")
+struct EdgeBatchTests {
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("examples")
+
+    /// The busiest receiver's sightings of a scenario, in batches as a gateway would post them.
+    static func batches(_ file: String, seconds: Double, batchSize: Int) throws -> [SightingBatch] {
+        var scenario = try Scenario.load(contentsOf: examples.appendingPathComponent(file))
+        scenario.duration = seconds
+        var simulation = Simulation(scenario: scenario)
+        let sightings = simulation.run().map(\.sighting)
+        let busiest = Dictionary(grouping: sightings, by: \.receiver).max { $0.value.count < $1.value.count }!.value
+        return stride(from: 0, to: busiest.count, by: batchSize).enumerated().map { index, start in
+            SightingBatch(sequence: index + 1, sightings: Array(busiest[start..<min(start + batchSize, busiest.count)]))
+        }
+    }
+
+    struct Outcome: Equatable {
+        var events: [String]
+        var ranging: [String]
+        var bytes: Int
+    }
+
+    /// Posts the batches centrally or as edge batches and reads back what the server kept,
+    /// without the gateway's id (each run registers its own gateway).
+    static func run(_ batches: [SightingBatch], edge: Bool) async throws -> Outcome {
+        try await RouterHarness.with { harness, client in
+            var monitor = GatewayMonitor(settings: GatewaySettings())
+            var bytes = 0
+            for batch in batches {
+                let body: ByteBuffer
+                let contentType: String
+                if edge {
+                    let outcome = monitor.step(batch, now: RouterHarness.now)
+                    body = ByteBuffer(data: try JSONEncoder().encode(EdgeBatch(sequence: batch.sequence!, settings: GatewaySettings(),
+                                                                               sightings: batch.sightings.count, outcome: outcome)))
+                    contentType = EdgeBatch.mediaType
+                } else {
+                    body = try CompactSightingBatch.encode(batch)
+                    contentType = CompactSightingBatch.mediaType
+                }
+                bytes += body.readableBytes
+                try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway, contentType: contentType), body: body) { response in
+                    #expect(response.status == .accepted, "\(response.text)")
+                }
+            }
+            var json = harness.headers(.readOnly)
+            json[.accept] = "application/json"
+            let events = try await client.execute(uri: "/v1/events?format=json&limit=1000", method: .get, headers: json) { response in
+                // Region events: fleet checks read the sightings themselves, which an edge
+                // gateway keeps (docs/server.md says what edge mode leaves out).
+                try response.json([StoredEvent].self).filter { ["enter", "exit"].contains($0.kindName) }.map { event -> String in
+                    var anonymous = event
+                    anonymous.gatewayID = ""
+                    return String(decoding: try JSONEncoder.sorted.encode(anonymous), as: UTF8.self)
+                }
+            }
+            let ranging = try await client.execute(uri: "/v1/ranging?gateway=\(harness.gatewayID)", method: .get, headers: json) { response in
+                try response.json([RangingRecord].self).map { record -> String in
+                    var anonymous = record
+                    anonymous.gatewayID = ""
+                    return String(decoding: try JSONEncoder.sorted.encode(anonymous), as: UTF8.self)
+                }.sorted()
+            }
+            return Outcome(events: events, ranging: ranging, bytes: bytes)
+        }
+    }
+
+    @Test(arguments: ["retail.json", "museum.json"])
+    func edgeResultsEqualCentralProcessing(file: String) async throws {
+        let batches = try Self.batches(file, seconds: 900, batchSize: 200)
+        let central = try await Self.run(batches, edge: false)
+        let edge = try await Self.run(batches, edge: true)
+        #expect(!central.events.isEmpty && !central.ranging.isEmpty, "the scenario made no events or ranging state")
+        #expect(edge.events == central.events)
+        #expect(edge.ranging == central.ranging)
+        let sightings = batches.reduce(0) { $0 + $1.sightings.count }
+        print("edge \(file): \(sightings) sightings in \(batches.count) batches, \(central.events.count) events; compact \(central.bytes) bytes, edge \(edge.bytes) bytes (\(String(format: "%.1f", Double(central.bytes) / Double(edge.bytes)))× less)")
+    }
+
+    @Test func aRetriedEdgeBatchIsStoredOnce() async throws {
+        try await RouterHarness.with { harness, client in
+            var monitor = GatewayMonitor(settings: GatewaySettings())
+            let batch = SightingBatch(sequence: 7, sightings: [harness.sighting(1), harness.sighting(2)])
+            let body = ByteBuffer(data: try JSONEncoder().encode(EdgeBatch(sequence: 7, settings: GatewaySettings(), sightings: 2,
+                                                                           outcome: monitor.step(batch, now: RouterHarness.now))))
+            let headers = harness.headers(.gateway, contentType: EdgeBatch.mediaType)
+            for expectDuplicate in [false, true] {
+                try await client.execute(uri: "/v1/sightings", method: .post, headers: headers, body: body) { response in
+                    #expect(response.status == .accepted)
+                    let reply = try response.json(ProximaServer.IngestReply.self)
+                    #expect(reply.duplicate == expectDuplicate && reply.events == (expectDuplicate ? 0 : 1), "\(reply)")
+                }
+            }
+        }
+    }
+
+    @Test func refusalsNameTheField() async throws {
+        try await RouterHarness.with { harness, client in
+            func post(_ json: String, role: Role? = .gateway) async throws -> (HTTPResponse.Status, String?) {
+                try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(role, contentType: EdgeBatch.mediaType),
+                                         body: ByteBuffer(string: json)) { ($0.status, $0.errorField) }
+            }
+            let rule = String(describing: GatewaySettings().exitRule)
+            let settings = "\"settings\":{\"exitRule\":\"\(rule)\",\"beaconLimit\":10000}"
+            let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+            let answer1 = try await post("{\"sequence\":1,\(settings),\"sightings\":0,\"changes\":[],\"readings\":[]}", role: nil)
+            #expect(answer1.0 == .unauthorized)
+            let answer2 = try await post("{\"sequence\":1,\(settings),\"sightings\":0,\"changes\":[],\"readings\":[]}", role: .readOnly)
+            #expect(answer2 == (.forbidden, "Authorization"))
+            let answer3 = try await post("{\"sequence\":1,\"settings\":{\"exitRule\":\"ios\",\"beaconLimit\":10000},\"sightings\":0,\"changes\":[],\"readings\":[]}")
+            #expect(answer3
+                    == (.conflict, "settings.exitRule"))
+            let answer4 = try await post("{\"sequence\":1,\"settings\":{\"exitRule\":\"\(rule)\",\"beaconLimit\":5},\"sightings\":0,\"changes\":[],\"readings\":[]}")
+            #expect(answer4
+                    == (.conflict, "settings.beaconLimit"))
+            let change = "{\"uuid\":\"\(uuid)\",\"major\":1,\"minor\":2,\"transition\":\"arrive\",\"time\":5}"
+            let answer5 = try await post("{\"sequence\":1,\(settings),\"sightings\":1,\"changes\":[\(change)],\"readings\":[]}")
+            #expect(answer5
+                    == (.unprocessableContent, "changes[0].transition"))
+            let late = "{\"uuid\":\"\(uuid)\",\"major\":1,\"minor\":2,\"transition\":\"enter\",\"time\":9e12}"
+            let answer6 = try await post("{\"sequence\":1,\(settings),\"sightings\":1,\"changes\":[\(late)],\"readings\":[]}")
+            #expect(answer6
+                    == (.unprocessableContent, "changes[0].time"))
+            let reading = "{\"uuid\":\"\(uuid)\",\"major\":1,\"minor\":2,\"rssi\":-60,\"distance\":1,\"proximity\":\"close\",\"time\":5}"
+            let answer7 = try await post("{\"sequence\":1,\(settings),\"sightings\":1,\"changes\":[],\"readings\":[\(reading)]}")
+            #expect(answer7
+                    == (.unprocessableContent, "readings[0].proximity"))
+            let answer8 = try await post("")
+            #expect(answer8.1 == "body")
+            let answer9 = try await post("{\"sequence\":1,\(settings),\"sightings\":0,\"changes\":[]}")
+            #expect(answer9.0 == .badRequest)
+        }
+    }
+}
+
+extension JSONEncoder {
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}

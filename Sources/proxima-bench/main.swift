@@ -13,6 +13,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
     ("help-latency", HelpLatencyBenchmark.run),
     ("server-instances", InstancesBenchmark.run),
+    ("edge-traffic", EdgeTrafficBenchmark.run),
 ]
 
 // `fleet-week` and `queue-day` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift).

@@ -57,7 +57,10 @@ struct EndToEndTests {
         return transitions
     }
 
-    @Test func simulatorThroughGatewayToServerMatchesTruth() async throws {
+    /// Central (every sighting posted) and edge (`--edge`: the engine runs in the gateway and
+    /// only its results are posted) give the server the same region events.
+    @Test(arguments: [false, true])
+    func simulatorThroughGatewayToServerMatchesTruth(edge: Bool) async throws {
         let directory = NSTemporaryDirectory() + "proxima-e2e-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -87,10 +90,17 @@ struct EndToEndTests {
         let stream = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
         #expect(stream.headers.first(name: "Content-Type") == "text/event-stream")
 
+        let checkpoint = directory + "/edge-checkpoint.json"
         let gateway = try ProximaProcess(["gateway", "--server", base.absoluteString, "--token", gatewayToken,
-                                          "--simulate", scenarioPath, "--speed", "0", "--batch", "500", "--interval", "0.2"])
+                                          "--simulate", scenarioPath, "--speed", "0", "--batch", "500", "--interval", "0.2"]
+                                         + (edge ? ["--edge", "--edge-checkpoint", checkpoint] : []))
         #expect(try await gateway.waitForExit(timeout: .seconds(120)) == 0, "\(gateway.outputText)")
         #expect(gateway.outputText.contains("posted "))
+        if edge {
+            #expect(gateway.outputText.contains("edge: "), "\(gateway.outputText)")
+            let saved = try Data(contentsOf: URL(fileURLWithPath: checkpoint))
+            #expect((try? JSONDecoder().decode(EngineCheckpoint.self, from: saved)) != nil, "the engine's checkpoint is kept after the run")
+        }
 
         let expected = Self.truth(scenario)
         // The last region is still occupied when the simulation ends, so no exit follows it.

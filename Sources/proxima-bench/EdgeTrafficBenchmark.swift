@@ -22,16 +22,19 @@ enum EdgeTrafficBenchmark {
             for span in [0.5, 1.0, 10.0] {
                 let batches = cut(sightings, span: span)
                 var monitor = GatewayMonitor(settings: GatewaySettings())
-                var central = 0, edge = 0
+                var central = 0, edge = 0, edgeJSON = 0
                 for batch in batches {
                     central += try CompactSightingBatch.encode(batch).readableBytes
                     let outcome = monitor.step(batch, now: 0)
-                    edge += try JSONEncoder().encode(EdgeBatch(sequence: batch.sequence ?? 0, settings: GatewaySettings(),
-                                                               sightings: batch.sightings.count, outcome: outcome)).count
+                    let summary = EdgeBatch(sequence: batch.sequence ?? 0, settings: GatewaySettings(), sightings: batch.sightings.count, outcome: outcome)
+                    let json = try JSONEncoder().encode(summary).count
+                    edgeJSON += json
+                    edge += CompactEdgeBatch.encode(summary)?.readableBytes ?? json
                 }
                 let hours = (sightings.last!.time - sightings.first!.time) / 3600
-                print(String(format: "%@, %.1f s batches: %d sightings/h in %d posts; compact %.0f kB/h, edge %.0f kB/h, %.1f× less (%.1f× counting 200 header bytes a post)",
+                print(String(format: "%@, %.1f s batches: %d sightings/h in %d posts; compact sightings %.0f kB/h, edge %.0f kB/h (JSON edge %.0f kB/h), %.1f× less (%.1f× counting 200 header bytes a post)",
                              file, span, Int(Double(sightings.count) / hours), batches.count, Double(central) / hours / 1000, Double(edge) / hours / 1000,
+                             Double(edgeJSON) / hours / 1000,
                              Double(central) / Double(edge), Double(central + 200 * batches.count) / Double(edge + 200 * batches.count)))
             }
         }

@@ -40,10 +40,14 @@ actor EdgeUploadEncoding: UploadEncoding {
     func encode(_ batch: SightingBatch) async throws -> (ByteBuffer, String) {
         let outcome = monitor.step(batch, now: Date().timeIntervalSince1970)
         let edge = EdgeBatch(sequence: batch.sequence ?? 0, settings: settings, sightings: batch.sightings.count, outcome: outcome)
-        let body = ByteBuffer(bytes: try JSONEncoder().encode(edge))
+        let (body, contentType) = if let compact = CompactEdgeBatch.encode(edge) {
+            (compact, CompactEdgeBatch.mediaType)
+        } else {
+            (ByteBuffer(bytes: try JSONEncoder().encode(edge)), EdgeBatch.mediaType)
+        }
         uploadedBytes += body.readableBytes
         sightings += batch.sightings.count
-        return (body, EdgeBatch.mediaType)
+        return (body, contentType)
     }
 
     func accepted(_ batch: SightingBatch) async throws {

@@ -43,9 +43,10 @@ struct EdgeBatchTests {
                 let contentType: String
                 if edge {
                     let outcome = monitor.step(batch, now: RouterHarness.now)
-                    body = ByteBuffer(data: try JSONEncoder().encode(EdgeBatch(sequence: batch.sequence!, settings: GatewaySettings(),
-                                                                               sightings: batch.sightings.count, outcome: outcome)))
-                    contentType = EdgeBatch.mediaType
+                    let summary = EdgeBatch(sequence: batch.sequence!, settings: GatewaySettings(), sightings: batch.sightings.count, outcome: outcome)
+                    // The compact form, as `proxima gateway --edge` posts it.
+                    body = try #require(CompactEdgeBatch.encode(summary))
+                    contentType = CompactEdgeBatch.mediaType
                 } else {
                     body = try CompactSightingBatch.encode(batch)
                     contentType = CompactSightingBatch.mediaType
@@ -87,6 +88,48 @@ struct EdgeBatchTests {
         #expect(edge.ranging == central.ranging)
         let sightings = batches.reduce(0) { $0 + $1.sightings.count }
         print("edge \(file): \(sightings) sightings in \(batches.count) batches, \(central.events.count) events; compact \(central.bytes) bytes, edge \(edge.bytes) bytes (\(String(format: "%.1f", Double(central.bytes) / Double(edge.bytes)))× less)")
+    }
+
+    @Test func theCompactFormCarriesExactlyTheJSONFormsValues() throws {
+        let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+        let batch = EdgeBatch(sequence: 42, settings: .init(GatewaySettings()), sightings: 17, changes: [
+            .init(uuid: uuid, major: 1, minor: 2, transition: "enter", time: 1_700_000_000.123456789),
+            .init(uuid: uuid, major: 1, minor: 3, transition: "exit", time: 0.1 + 0.2),
+        ], readings: [
+            .init(uuid: uuid, major: 1, minor: 2, rssi: -67, distance: 1.0 / 3, proximity: "near", time: 1_700_000_000.5),
+            .init(uuid: uuid, major: 1, minor: 3, rssi: -90, distance: nil, proximity: "unknown", time: 12),
+        ])
+        let bytes = try #require(CompactEdgeBatch.encode(batch))
+        // Two identities (20 bytes each), two changes (11), two readings (20), a 32-byte header.
+        #expect(bytes.readableBytes == 32 + 40 + 22 + 40)
+        let (decoded, digest) = try CompactEdgeBatch.decode(bytes)
+        #expect(digest == batch.settings.digest)
+        #expect(decoded.sequence == 42 && decoded.sightings == 17 && decoded.changes == batch.changes && decoded.readings == batch.readings)
+        // A reading whose RSSI is not a whole dBm goes as JSON instead.
+        var fractional = batch
+        fractional.readings[0].rssi = -67.5
+        #expect(CompactEdgeBatch.encode(fractional) == nil)
+
+        // Hostile bytes: each refusal names its field and offset, nothing traps.
+        var truncated = bytes
+        truncated.moveWriterIndex(to: bytes.writerIndex - 1)
+        #expect(throws: EdgeBatch.Refusal.self) { try CompactEdgeBatch.decode(truncated) }
+        var badIndex = bytes
+        badIndex.setInteger(UInt16(9), at: 32 + 40)
+        do {
+            _ = try CompactEdgeBatch.decode(badIndex)
+            Issue.record("an identity index past the table was taken")
+        } catch {
+            #expect(error.field == "changes[0].identity" && error.reason.contains("offset 72"), "\(error)")
+        }
+        var badMagic = bytes
+        badMagic.setInteger(UInt8(0), at: 0)
+        #expect(throws: EdgeBatch.Refusal.self) { try CompactEdgeBatch.decode(badMagic) }
+        for length in 0..<bytes.readableBytes {
+            var prefix = bytes
+            prefix.moveWriterIndex(to: length)
+            #expect(throws: EdgeBatch.Refusal.self) { try CompactEdgeBatch.decode(prefix) }
+        }
     }
 
     @Test func aRetriedEdgeBatchIsStoredOnce() async throws {
@@ -137,6 +180,12 @@ struct EdgeBatchTests {
             let answer7 = try await post("{\"sequence\":1,\(settings),\"sightings\":1,\"changes\":[],\"readings\":[\(reading)]}")
             #expect(answer7
                     == (.unprocessableContent, "readings[0].proximity"))
+            var otherSettings = GatewaySettings()
+            otherSettings.beaconLimit = 5
+            let compact = try #require(CompactEdgeBatch.encode(EdgeBatch(sequence: 1, settings: .init(otherSettings), sightings: 0, changes: [], readings: [])))
+            let compactAnswer = try await client.execute(uri: "/v1/sightings", method: .post,
+                                                         headers: harness.headers(.gateway, contentType: CompactEdgeBatch.mediaType), body: compact) { ($0.status, $0.errorField) }
+            #expect(compactAnswer == (.conflict, "settings"))
             let answer8 = try await post("")
             #expect(answer8.1 == "body")
             let answer9 = try await post("{\"sequence\":1,\(settings),\"sightings\":0,\"changes\":[]}")

@@ -16,13 +16,14 @@ extension ProximaServer {
                 error.headers[.retryAfter] = String(max(1, Int(wait.rounded(.up))))
                 throw error
             }
-            let isEdge = request.headers[.contentType].map(Self.mediaType) == EdgeBatch.mediaType
+            let mediaType = request.headers[.contentType].map(Self.mediaType)
+            let isEdge = mediaType == EdgeBatch.mediaType || mediaType == CompactEdgeBatch.mediaType
             let batch: SightingBatch?
             let edge: (batch: EdgeBatch, outcome: GatewayMonitor.StepOutcome)?
             do {
                 let buffer = try await request.body.collect(upTo: self.configuration.maxBatchBytes)
                 if isEdge {
-                    edge = try self.decodeEdgeBatch(buffer)
+                    edge = try self.decodeEdgeBatch(buffer, compact: mediaType == CompactEdgeBatch.mediaType)
                     batch = nil
                 } else {
                     batch = try self.decodeBatch(buffer, contentType: request.headers[.contentType])
@@ -62,17 +63,29 @@ extension ProximaServer {
 
     /// An edge batch, checked: the gateway's engine must have run with this server's settings,
     /// or its events would differ from what this server would have decided.
-    func decodeEdgeBatch(_ buffer: ByteBuffer) throws -> (batch: EdgeBatch, outcome: GatewayMonitor.StepOutcome) {
+    func decodeEdgeBatch(_ buffer: ByteBuffer, compact: Bool) throws -> (batch: EdgeBatch, outcome: GatewayMonitor.StepOutcome) {
         guard buffer.readableBytes > 0 else {
             throw APIError(.badRequest, field: "body", "expected an edge batch {\"sequence\":…,\"settings\":…,\"changes\":[…],\"readings\":[…]}, found an empty body")
         }
-        let batch = try JSONDecoder().decode(EdgeBatch.self, from: buffer)
         let expected = EdgeBatch.Settings(ingestion.settings)
-        guard batch.settings.exitRule == expected.exitRule else {
+        let batch: EdgeBatch
+        if compact {
+            let digest: UInt64
+            do throws(EdgeBatch.Refusal) { (batch, digest) = try CompactEdgeBatch.decode(buffer) } catch {
+                throw APIError(.badRequest, field: error.field, error.reason)
+            }
+            guard digest == expected.digest else {
+                throw APIError(.conflict, field: "settings",
+                               "the gateway's engine settings (digest \(String(digest, radix: 16))) are not this server's (exit rule '\(expected.exitRule)', \(expected.beaconLimit) beacons, digest \(String(expected.digest, radix: 16))); give the gateway --exit-rule to match")
+            }
+        } else {
+            batch = try JSONDecoder().decode(EdgeBatch.self, from: buffer)
+        }
+        guard compact || batch.settings.exitRule == expected.exitRule else {
             throw APIError(.conflict, field: "settings.exitRule",
                            "this server runs gateways with exit rule '\(expected.exitRule)', the gateway with '\(batch.settings.exitRule.prefix(80))'; give the gateway --exit-rule to match")
         }
-        guard batch.settings.beaconLimit == expected.beaconLimit else {
+        guard compact || batch.settings.beaconLimit == expected.beaconLimit else {
             throw APIError(.conflict, field: "settings.beaconLimit",
                            "this server keeps \(expected.beaconLimit) beacons per gateway, the gateway \(batch.settings.beaconLimit)")
         }

@@ -21,6 +21,19 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
             exitRule = String(describing: settings.exitRule)
             beaconLimit = settings.beaconLimit
         }
+
+        init(exitRule: String, beaconLimit: Int) {
+            self.exitRule = exitRule
+            self.beaconLimit = beaconLimit
+        }
+
+        /// FNV-1a of the settings, what the compact form carries instead of the exit rule's
+        /// long description (sent with every batch, it would outweigh the readings).
+        public var digest: UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in "\(exitRule)|\(beaconLimit)".utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return hash
+        }
     }
 
     public struct Change: Sendable, Hashable, Codable {
@@ -48,6 +61,14 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
     public var sightings: Int
     public var changes: [Change]
     public var readings: [Reading]
+
+    init(sequence: Int, settings: Settings, sightings: Int, changes: [Change], readings: [Reading]) {
+        self.sequence = sequence
+        self.settings = settings
+        self.sightings = sightings
+        self.changes = changes
+        self.readings = readings
+    }
 
     public init(sequence: Int, settings: GatewaySettings, sightings: Int, outcome: GatewayMonitor.StepOutcome) {
         self.sequence = sequence

@@ -83,9 +83,16 @@ actor MQTTOutput {
         }
     }
 
-    func note(_ sighting: Sighting) { publisher.note(sighting) }
+    func note(_ sighting: Sighting) async {
+        for message in publisher.note(sighting) {
+            do { try await client.publish(message) } catch {
+                if !warnedFull { printError("note: \(error) (further drops are counted, not printed)") }
+                warnedFull = true
+            }
+        }
+    }
 
-    var wantsSightings: Bool { publisher.options.espresense }
+    var wantsSightings: Bool { publisher.wantsSightings }
 
     /// Publishes `offline`, sends what is queued (up to 5 s) and disconnects.
     func finish() async {

@@ -88,8 +88,8 @@ struct PublisherTests {
         options.homeAssistantDiscovery = false
         var publisher = BeaconMQTTPublisher(topics: BeaconTopics(prefix: "p", gateway: "Living Room"), options: options)
         let address = try #require(BluetoothAddress("C0:FF:EE:00:11:22"))
-        publisher.note(Sighting(time: 0.5, receiver: "r", address: address, rssi: -70,
-                                frame: .iBeacon(IBeaconFrame(identity: identity, measuredPower: MeasuredPower(-59)))))
+        _ = publisher.note(Sighting(time: 0.5, receiver: "r", address: address, rssi: -70,
+                                    frame: .iBeacon(IBeaconFrame(identity: identity, measuredPower: MeasuredPower(-59)))))
         _ = publisher.messages(for: .didRange([ranged(identity, accuracy: 2.0, time: 1)], region, time: 1))
         let messages = publisher.messages(for: .didRange([ranged(identity, accuracy: 3.0, rssi: -79, packets: 10, time: 2)], region, time: 2))
         let report = try #require(messages.first { $0.topic.hasPrefix("espresense/") })
@@ -101,6 +101,40 @@ struct PublisherTests {
         #expect(body["distance"] as? Double == 3 && body["speed"] as? Double == 1)
         #expect(body["mac"] as? String == "c0ffee001122")
         #expect(body["interval"] as? Int == 50)  // 1 s over 20 packets
+    }
+
+    @Test("battery: a tracked beacon's Eddystone-TLM from its address becomes a voltage sensor, published on change")
+    func battery() throws {
+        var publisher = BeaconMQTTPublisher(topics: BeaconTopics(prefix: "p", gateway: "hall"))
+        let address = try #require(BluetoothAddress("C0:FF:EE:00:11:22"))
+        let stranger = try #require(BluetoothAddress("C0:FF:EE:00:11:99"))
+        func tlm(_ millivolts: UInt16, at time: Double, from sender: BluetoothAddress) -> Sighting {
+            Sighting(time: time, receiver: "r", address: sender, rssi: -70,
+                     frame: .eddystone(.tlm(EddystoneTelemetry(batteryMillivolts: millivolts, temperatureCelsius: 21.5, advertisingCount: 1, uptimeDeciseconds: 10))))
+        }
+        #expect(publisher.wantsSightings)
+        _ = publisher.note(Sighting(time: 0.5, receiver: "r", address: address, rssi: -70,
+                                    frame: .iBeacon(IBeaconFrame(identity: identity, measuredPower: MeasuredPower(-59)))))
+        // Not yet ranged: no sensor for a beacon Home Assistant does not know.
+        #expect(publisher.note(tlm(2900, at: 0.6, from: address)).isEmpty)
+        _ = publisher.messages(for: .didRange([ranged(identity, time: 1)], region, time: 1))
+        let first = publisher.note(tlm(2900, at: 1.5, from: address))
+        let config = try #require(first.first { $0.topic == "homeassistant/sensor/proxima_hall_e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-10_battery/config" })
+        let body = try json(config)
+        for key in ["name", "unique_id", "state_topic", "availability_topic", "device", "value_template", "unit_of_measurement"] {
+            #expect(body[key] != nil, "battery sensor config lacks \(key)")
+        }
+        #expect(body["device_class"] as? String == "voltage" && body["unit_of_measurement"] as? String == "V")
+        let state = try #require(first.last)
+        #expect(state.topic == "p/hall/beacons/e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-10/battery" && state.retain)
+        #expect(try json(state)["voltage"] as? Double == 2.9 && json(state)["temperature"] as? Double == 21.5)
+        // The same voltage soon after is not repeated; a change is, without a second config.
+        #expect(publisher.note(tlm(2900, at: 30, from: address)).isEmpty)
+        let changed = publisher.note(tlm(2850, at: 31, from: address))
+        #expect(changed.count == 1 && (try json(changed[0])["millivolts"] as? Int) == 2850)
+        // Another address's telemetry, and a TLM without a battery reading, say nothing.
+        #expect(publisher.note(tlm(2000, at: 32, from: stranger)).isEmpty)
+        #expect(publisher.note(tlm(0, at: 33, from: address)).isEmpty)
     }
 
     @Test("topic levels carry no separator or wildcard", arguments: ["a/b", "+", "#", "Living Room", "", "ÄÖ"])

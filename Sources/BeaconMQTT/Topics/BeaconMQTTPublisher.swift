@@ -20,6 +20,10 @@ public struct BeaconMQTTPublisher: Sendable {
         /// Beacons tracked at once; beyond this, new beacons get no state, discovery or ranging
         /// topics until others leave (a flood of spoofed identities stays bounded).
         public var maximumBeacons = 10_000
+        /// Publish a battery sensor for a beacon that also sends Eddystone-TLM from its address.
+        public var battery = true
+        /// A battery reading is published when it changes, and at least this often (seconds).
+        public var batteryRepeat = 300.0
 
         public init() {}
     }
@@ -38,6 +42,10 @@ public struct BeaconMQTTPublisher: Sendable {
     private var tracks: [BeaconIdentity: Track] = [:]
     private var discovered: Set<BeaconIdentity> = []
     private var addresses: [BeaconIdentity: BluetoothAddress] = [:]
+    /// Which tracked beacon an address advertised last, for its TLM frames.
+    private var identities: [BluetoothAddress: BeaconIdentity] = [:]
+    private var batteries: [BeaconIdentity: (millivolts: UInt16, time: Double)] = [:]
+    private var batteryDiscovered: Set<BeaconIdentity> = []
 
     public init(topics: BeaconTopics, options: Options = Options()) {
         self.topics = topics
@@ -53,11 +61,40 @@ public struct BeaconMQTTPublisher: Sendable {
 
     public var trackedBeacons: Int { tracks.count }
 
-    /// Remembers the address a beacon was last heard from, for ESPresense's `mac` field.
-    public mutating func note(_ sighting: Sighting) {
-        guard options.espresense, case .iBeacon(let frame) = sighting.frame else { return }
-        guard addresses[frame.identity] != nil || addresses.count < options.maximumBeacons else { return }
-        addresses[frame.identity] = sighting.address
+    /// Whether ``note(_:)`` needs to see every sighting.
+    public var wantsSightings: Bool { options.espresense || options.battery }
+
+    /// Remembers the address a beacon was last heard from (ESPresense's `mac` field, and the
+    /// link from an Eddystone-TLM frame to the iBeacon sent from the same address); answers the
+    /// battery messages a TLM frame of a tracked beacon brings.
+    public mutating func note(_ sighting: Sighting) -> [MQTTMessage] {
+        switch sighting.frame {
+        case .iBeacon(let frame):
+            guard addresses[frame.identity] != nil || addresses.count < options.maximumBeacons else { return [] }
+            if let previous = addresses.updateValue(sighting.address, forKey: frame.identity), previous != sighting.address {
+                identities[previous] = nil
+            }
+            identities[sighting.address] = frame.identity
+            return []
+        case .eddystone(.tlm(let telemetry)):
+            guard options.battery, telemetry.batteryMillivolts > 0, let identity = identities[sighting.address], tracks[identity] != nil else { return [] }
+            return batteryMessages(identity, telemetry: telemetry, time: sighting.time)
+        default:
+            return []
+        }
+    }
+
+    private mutating func batteryMessages(_ identity: BeaconIdentity, telemetry: EddystoneTelemetry, time: Double) -> [MQTTMessage] {
+        if let last = batteries[identity], last.millivolts == telemetry.batteryMillivolts, time - last.time < options.batteryRepeat { return [] }
+        batteries[identity] = (telemetry.batteryMillivolts, time)
+        var messages: [MQTTMessage] = []
+        if options.homeAssistantDiscovery, batteryDiscovered.insert(identity).inserted {
+            messages.append(discovery.batteryMessage(for: identity))
+        }
+        var body: [String: Any] = ["voltage": Double(telemetry.batteryMillivolts) / 1000, "millivolts": Int(telemetry.batteryMillivolts), "time": time]
+        if let temperature = telemetry.temperatureCelsius { body["temperature"] = temperature }
+        messages.append(MQTTMessage(topic: topics.beaconBattery(identity), payload: HomeAssistantDiscovery.json(body), qos: .atLeastOnce, retain: true))
+        return messages
     }
 
     public mutating func messages(for event: BeaconEvent) -> [MQTTMessage] {
@@ -104,7 +141,8 @@ public struct BeaconMQTTPublisher: Sendable {
         // A beacon of this region missing from its list has been silent past the tracking age.
         for identity in tracks.keys where region.contains(identity) && !listed.contains(identity) {
             tracks[identity] = nil
-            addresses[identity] = nil
+            if let address = addresses.removeValue(forKey: identity), identities[address] == identity { identities[address] = nil }
+            batteries[identity] = nil
             messages.append(MQTTMessage(topic: topics.beaconState(identity), text: "not_home", qos: .atLeastOnce, retain: true))
         }
         return messages

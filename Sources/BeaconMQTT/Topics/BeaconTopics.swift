@@ -10,6 +10,7 @@ import Foundation
 /// | `<prefix>/<gateway>/regions/<region>/state` | `inside` / `outside` | 1, retained |
 /// | `<prefix>/<gateway>/beacons/<beacon>/state` | the room (`home` by default) / `not_home` | 1, retained |
 /// | `<prefix>/<gateway>/beacons/<beacon>/ranging` | distance, RSSI, proximity JSON, about 1 Hz | 0 |
+/// | `<prefix>/<gateway>/beacons/<beacon>/battery` | `{"voltage","millivolts","time"}` from the beacon's Eddystone-TLM | 1, retained |
 public struct BeaconTopics: Sendable, Hashable {
     public var prefix: String
     /// The gateway's name as one topic level (see ``topicLevel(_:)``).
@@ -26,6 +27,7 @@ public struct BeaconTopics: Sendable, Hashable {
     public func regionState(_ region: BeaconRegion) -> String { "\(base)/regions/\(Self.topicLevel(region.identifier))/state" }
     public func beaconState(_ identity: BeaconIdentity) -> String { "\(base)/beacons/\(Self.beaconLevel(identity))/state" }
     public func beaconRanging(_ identity: BeaconIdentity) -> String { "\(base)/beacons/\(Self.beaconLevel(identity))/ranging" }
+    public func beaconBattery(_ identity: BeaconIdentity) -> String { "\(base)/beacons/\(Self.beaconLevel(identity))/battery" }
 
     /// `uuid-in-lower-case-major-minor`, e.g. `e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-10`.
     public static func beaconLevel(_ identity: BeaconIdentity) -> String {

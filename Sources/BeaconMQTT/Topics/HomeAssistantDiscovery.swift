@@ -71,6 +71,28 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         }
     }
 
+    public func batteryTopic(_ identity: BeaconIdentity) -> String { "\(discoveryPrefix)/sensor/\(objectID(identity))_battery/config" }
+
+    /// A voltage sensor for a beacon whose Eddystone-TLM frames carry its battery (Home
+    /// Assistant's `battery` class is a percentage, which TLM does not give).
+    public func batteryMessage(for identity: BeaconIdentity) -> MQTTMessage {
+        let config: [String: Any] = [
+            "name": "\(topics.gateway) battery",
+            "unique_id": "\(objectID(identity))_battery",
+            "state_topic": topics.beaconBattery(identity),
+            "value_template": "{{ value_json.voltage }}",
+            "unit_of_measurement": "V",
+            "device_class": "voltage",
+            "state_class": "measurement",
+            "entity_category": "diagnostic",
+            "availability_topic": topics.status,
+            "payload_available": "online",
+            "payload_not_available": "offline",
+            "device": ["identifiers": ["proxima_ibeacon_\(BeaconTopics.beaconLevel(identity))"]],
+        ]
+        return MQTTMessage(topic: batteryTopic(identity), payload: Self.json(config), qos: .atLeastOnce, retain: true)
+    }
+
     /// JSON with sorted keys, for any retained payload built from a dictionary.
     public static func json(_ object: [String: Any]) -> [UInt8] {
         // Sorted keys make the retained payload identical from run to run, so a broker does not

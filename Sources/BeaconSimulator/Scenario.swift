@@ -160,6 +160,9 @@ public struct Scenario: Sendable, Hashable {
     public var faults: [ScenarioFault] = []
     /// A generated queue venue and its customers' truth (ScenarioQueue.swift); nil without one.
     public var queue: QueueVenue?
+    /// Spoofers, clones, skewed clocks and replays (ScenarioAttacks.swift): the truth security
+    /// checks are scored against.
+    public var attacks: [ScenarioAttack] = []
 
     public init(name: String, seed: UInt64, duration: Double, venue: Venue, channel: ChannelModel = ChannelModel(),
                 beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion]? = nil) {

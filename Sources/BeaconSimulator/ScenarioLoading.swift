@@ -17,7 +17,7 @@ extension Scenario {
     public static func decode(_ data: Data) throws(ScenarioError) -> Scenario {
         let root = try JSONCursor.parse(data).object(allowing: [
             "name", "seed", "duration", "uuid", "venue", "channel", "beacons", "receivers", "regions", "description",
-            "rooms", "doors", "faults", "queue", "advertisers",
+            "rooms", "doors", "faults", "queue", "advertisers", "attacks",
         ])
         let name = try root.string("name") ?? "scenario"
         let seed = UInt64(try root.child("seed")?.integer(in: 0...(1 << 53)) ?? 1)
@@ -98,6 +98,7 @@ extension Scenario {
         scenario.doors = doors
         if let faults = root.child("faults") { try applyFaults(faults, to: &scenario, defaultUUID: defaultUUID) }
         if let queue = root.child("queue") { try applyQueue(queue, to: &scenario) }
+        if let attacks = root.child("attacks") { try applyAttacks(attacks, to: &scenario) }
         _ = try advertisers(root.child("advertisers"), beacons: scenario.beacons)
         return scenario
     }

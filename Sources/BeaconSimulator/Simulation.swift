@@ -211,6 +211,7 @@ public struct Simulation: Sendable {
             var truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
                                     meanPower: link.receivedMean + link.bodyLoss, regions: receivers[receiverIndex].regionNames(scenario.regions))
             truth.beaconPosition = link.beaconPosition
+            truth.transmitter = event.beacon
             truth.receiverRoom = link.receiverRoom.map { scenario.rooms[$0].name }
             truth.beaconRoom = link.beaconRoom.map { scenario.rooms[$0].name }
             output.append(SimulatedSighting(sighting: sighting, truth: truth))

@@ -48,10 +48,10 @@ let package = Package(
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(
             name: "BeaconSimulator",
-            dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet", "BeaconSecurity", .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation", .product(name: "DequeModule", package: "swift-collections")]
         ),
         // Spoof and replay checks (issue 15): a pure, clock-driven detector of the sighting stream.
-        .target(name: "BeaconSecurity", dependencies: ["BeaconKit"]),
+        .target(name: "BeaconSecurity", dependencies: ["BeaconKit", "BeaconRotation"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
         // Rotating identities (issue 15): pure derivation and window rule, shared by the
@@ -152,8 +152,8 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BeaconHCITests", dependencies: ["BeaconHCI", "BeaconTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate", "BeaconFleet", "BeaconSecurity"]),
-        .testTarget(name: "BeaconSecurityTests", dependencies: ["BeaconSecurity", "BeaconKit"]),
+        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation"]),
+        .testTarget(name: "BeaconSecurityTests", dependencies: ["BeaconSecurity", "BeaconKit", "BeaconRotation"]),
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [

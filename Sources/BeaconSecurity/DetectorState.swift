@@ -91,7 +91,9 @@ struct SignalBaseline: Sendable {
     private var long = 0.0
     private var recent = 0.0
 
-    /// Adds a sample; returns both means when they differ by more than the threshold.
+    /// Adds a sample; returns both means when the recent one rose above the long one by more
+    /// than the threshold. Only a rise is a copy's mark: a second transmitter adds power, while
+    /// a fall (a weaker battery, an obstacle, a copy that stopped) is not a spoof.
     mutating func add(_ rssi: Double, settings: SecuritySettings) -> (recent: Double, long: Double)? {
         count += 1
         if count <= settings.rssiLearningSightings {
@@ -101,6 +103,6 @@ struct SignalBaseline: Sendable {
         }
         long += settings.rssiLongWeight * (rssi - long)
         recent += settings.rssiRecentWeight * (rssi - recent)
-        return abs(recent - long) > settings.rssiShiftThreshold ? (recent, long) : nil
+        return recent - long > settings.rssiShiftThreshold ? (recent, long) : nil
     }
 }

@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconRotation
 
 /// Spoof and replay checks on one site's sighting stream (docs/security.md, "Spoof and replay
 /// detection"). A pure state machine: give it each sighting with the server's arrival time and
@@ -11,6 +12,9 @@ public struct SecurityDetector: Sendable {
     private var identities: BoundedTable<BeaconIdentity, IdentityTrace>
     private var signalPairs: BoundedTable<SignalPair, SignalBaseline>
     private var raised: BoundedTable<RaiseKey, Double>
+    /// The rotating beacons' identities around `latest`, rebuilt at each period boundary.
+    private var rotationIndex: RotationIndex<BeaconIdentity>?
+    private var latest = -Double.infinity
 
     public init(site: SecuritySite) {
         self.site = site
@@ -26,8 +30,9 @@ public struct SecurityDetector: Sendable {
     }
 
     /// Checks one sighting; the alerts it raises are appended to `alerts`.
-    public mutating func receive(_ observation: SecurityObservation, into alerts: inout [SecurityAlert]) {
-        checkClock(observation, into: &alerts)
+    public mutating func receive(_ heard: SecurityObservation, into alerts: inout [SecurityAlert]) {
+        checkClock(heard, into: &alerts)
+        guard let observation = resolveRotation(heard, into: &alerts) else { return }
         let registered = site.beacons[observation.identity]
         if let registered { checkAddress(observation, registered: registered, into: &alerts) }
         guard let receiverPosition = site.receivers[observation.receiver] else { return }
@@ -69,6 +74,33 @@ public struct SecurityDetector: Sendable {
             raise(.clockSkew, identity: nil, receivers: [receiver], time: observation.serverTime, into: &alerts,
                   reason: "\(receiver)'s clock moved from \(format(from)) s to \(format(to)) s behind the server's (at most \(format(settings.clockJumpTolerance)) s of change is allowed): it jumped or drifts")
         }
+    }
+
+    // MARK: - Rotating identities
+
+    /// The observation with a rotating beacon's identity replaced by its registered one; nil
+    /// (after raising an alert) when the identity belongs to a period no longer accepted.
+    private mutating func resolveRotation(_ observation: SecurityObservation, into alerts: inout [SecurityAlert]) -> SecurityObservation? {
+        guard !site.rotations.isEmpty else { return observation }
+        latest = Swift.max(latest, observation.serverTime)
+        if rotationIndex.map({ latest >= $0.validUntil }) ?? true {
+            rotationIndex = RotationIndex(site.rotations.map { (id: $0.key, identity: $0.value) }, at: latest)
+        }
+        guard let match = rotationIndex?.match(observation.identity, at: observation.serverTime) else { return observation }
+        var resolved = observation
+        resolved.identity = match.beacon
+        if match.verdict.resolves { return resolved }
+        let name = site.beacons[match.beacon]?.name ?? short(match.beacon)
+        let when: String
+        switch match.verdict {
+        case .replay(let periodsAgo): when = "\(periodsAgo) period\(periodsAgo == 1 ? "" : "s") old"
+        case .future(let periodsAhead): when = "\(periodsAhead) periods ahead"
+        case .current, .next, .previousWithinGrace: when = "current"
+        }
+        let period = site.rotations[match.beacon].map { " (periods of \($0.period))" } ?? ""
+        raise(.replayedIdentity, identity: match.beacon, receivers: [observation.receiver], time: observation.serverTime, into: &alerts,
+              reason: "rotated identity \(observation.identity.major).\(observation.identity.minor) of beacon \(name) heard by \(observation.receiver) is from period \(match.period), \(when)\(period): a recording played back")
+        return nil
     }
 
     // MARK: - Address consistency
@@ -128,7 +160,7 @@ public struct SecurityDetector: Sendable {
         }
         guard let shift else { return }
         raise(.rssiShift, identity: observation.identity, receivers: [observation.receiver], time: observation.serverTime, into: &alerts,
-              reason: "fixed beacon \(beacon.name) at \(observation.receiver): recent RSSI averages \(format(shift.recent)) dBm against \(format(shift.long)) dBm over the long run, a change of \(format(abs(shift.recent - shift.long))) dB (at most \(format(settings.rssiShiftThreshold)) dB is allowed): a second transmitter, or the beacon was moved")
+              reason: "fixed beacon \(beacon.name) at \(observation.receiver): recent RSSI averages \(format(shift.recent)) dBm against \(format(shift.long)) dBm over the long run, \(format(shift.recent - shift.long)) dB louder (at most \(format(settings.rssiShiftThreshold)) dB is allowed): a second transmitter nearby, or the beacon was moved closer")
     }
 
     // MARK: - Raising

@@ -44,10 +44,12 @@ public struct SecurityAlert: Sendable, Hashable, Codable {
         case impossibleTrace
         /// A fixed beacon heard by a gateway too strongly for the distance between them.
         case outOfCoverage
-        /// A fixed beacon's recent RSSI at a fixed gateway moved abruptly from its long mean.
+        /// A fixed beacon's recent RSSI at a fixed gateway rose abruptly above its long mean.
         case rssiShift
         /// A registered beacon's identity heard from another address.
         case secondAddress
+        /// A rotating beacon's identity of a past period (or too far ahead): recorded and played back.
+        case replayedIdentity
     }
 
     public var kind: Kind

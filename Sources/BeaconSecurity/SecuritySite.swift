@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconRotation
 import Foundation
 
 /// A point on a site's floor plan, in metres (`z` is height).
@@ -47,11 +48,16 @@ public struct SecuritySite: Sendable, Hashable {
     public var beacons: [BeaconIdentity: Beacon]
     /// Fixed receivers (gateways) by name; a phone's position is unknown and it is not listed.
     public var receivers: [String: SitePosition]
+    /// Rotating beacons (docs/security.md, "Rotating identities"), by their registered identity:
+    /// what they send is resolved to it, and an identity of a past period is a replay.
+    public var rotations: [BeaconIdentity: RotatingIdentity]
     public var settings: SecuritySettings
 
-    public init(beacons: [BeaconIdentity: Beacon], receivers: [String: SitePosition], settings: SecuritySettings = SecuritySettings()) {
+    public init(beacons: [BeaconIdentity: Beacon], receivers: [String: SitePosition], rotations: [BeaconIdentity: RotatingIdentity] = [:],
+                settings: SecuritySettings = SecuritySettings()) {
         self.beacons = beacons
         self.receivers = receivers
+        self.rotations = rotations
         self.settings = settings
     }
 }
@@ -79,7 +85,7 @@ public struct SecuritySettings: Sendable, Hashable {
     public var clockJumpTolerance = 3.0
     /// Sightings a receiver's first offsets are averaged over.
     public var clockLearningSightings = 50
-    /// dB the recent mean RSSI of a fixed beacon at a fixed gateway may move from its long mean.
+    /// dB the recent mean RSSI of a fixed beacon at a fixed gateway may rise above its long mean.
     public var rssiShiftThreshold = 10.0
     /// Sightings of a fixed beacon at a gateway before its RSSI baseline is trusted.
     public var rssiLearningSightings = 300

@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconRotation
 import BeaconSecurity
 import Foundation
 
@@ -37,7 +38,11 @@ public struct SecurityEvaluation: Sendable {
         for receiver in scenario.receivers {
             if case .fixed(let point) = receiver.placement { receivers[receiver.name] = SitePosition(point) }
         }
-        return SecuritySite(beacons: beacons, receivers: receivers, settings: settings)
+        var rotations: [BeaconIdentity: RotatingIdentity] = [:]
+        for beacon in scenario.registeredBeacons {
+            if let rotation = beacon.rotation { rotations[beacon.identity] = rotation }
+        }
+        return SecuritySite(beacons: beacons, receivers: receivers, rotations: rotations, settings: settings)
     }
 
     public func run() -> SecurityReport {

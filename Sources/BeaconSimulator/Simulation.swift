@@ -348,7 +348,7 @@ public struct Simulation: Sendable {
             return .eddystone(.tlm(EddystoneTelemetry(batteryMillivolts: millivolts, temperatureCelsius: 21,
                                                        advertisingCount: sequence, uptimeDeciseconds: UInt32(min(4e9, now * 10)))))
         }
-        return .iBeacon(IBeaconFrame(identity: beacon.identity, measuredPower: beacon.measuredPower))
+        return .iBeacon(IBeaconFrame(identity: beacon.rotation?.identity(at: now) ?? beacon.identity, measuredPower: beacon.measuredPower))
     }
 }
 

@@ -125,3 +125,39 @@ func attackScenario(_ attacks: String, duration: Double = 300) -> String {
         #expect(report.falseAlarms.isEmpty)
     }
 }
+
+@Suite struct RotatingBeaconScenarioTests {
+    static func scenario(rotation: String) -> String {
+        attackScenario("[]", duration: 150).replacingOccurrences(
+            of: #""speed": 1, "loop": true}}"#, with: #""speed": 1, "loop": true}, "rotation": \#(rotation)}"#)
+    }
+
+    @Test func aRotatingBeaconSendsEachPeriodsIdentity() throws {
+        let scenario = try Scenario.decode(Data(Self.scenario(rotation: #"{"key": "000102030405060708090a0b0c0d0e0f", "period": 60}"#).utf8))
+        let rotation = try #require(scenario.beacons[2].rotation)
+        var simulation = Simulation(scenario: scenario)
+        let tagFrames = simulation.run().filter { $0.truth.beacon == "tag" }
+        #expect(!tagFrames.isEmpty)
+        for item in tagFrames {
+            guard case .iBeacon(let frame) = item.sighting.frame else { continue }
+            #expect(frame.identity == rotation.identity(forPeriod: Int64(item.sighting.time / 60)))
+        }
+        #expect(Set(tagFrames.compactMap { item -> BeaconIdentity? in
+            if case .iBeacon(let frame) = item.sighting.frame { frame.identity } else { nil }
+        }).count == 3)
+    }
+
+    @Test(arguments: [
+        (#"{"key": "00ff", "period": 60}"#, "beacons[2].rotation.key"),
+        (#"{"key": "000102030405060708090a0b0c0d0e0f", "period": 10}"#, "beacons[2].rotation.period"),
+        (#"{"key": "000102030405060708090a0b0c0d0e0f", "period": "soon"}"#, "beacons[2].rotation.period"),
+        (#"{"key": "000102030405060708090a0b0c0d0e0f", "salt": 1}"#, "beacons[2].rotation.salt"),
+    ])
+    func malformedRotationsNameTheirPath(rotation: String, path: String) {
+        #expect {
+            _ = try Scenario.decode(Data(Self.scenario(rotation: rotation).utf8))
+        } throws: { error in
+            (error as? ScenarioError)?.path == path
+        }
+    }
+}

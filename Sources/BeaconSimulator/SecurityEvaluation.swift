@@ -56,7 +56,8 @@ public struct SecurityEvaluation: Sendable {
             sightings += 1
             if let attack = item.attack {
                 forgedCounts[attack] += 1
-                if firstForged[attack] == nil { firstForged[attack] = item.serverTime }
+                // Batches from receivers at different phases arrive out of the order heard in.
+                firstForged[attack] = min(firstForged[attack] ?? .infinity, item.serverTime)
             }
             guard let observation = SecurityObservation(item.sighting, serverTime: item.serverTime) else { continue }
             detector.receive(observation, into: &alerts)
@@ -116,7 +117,7 @@ public struct SecurityReport: Sendable, Hashable, Codable {
         public var scenario: String
         public var attack: String
         public var kind: String
-        /// Server time of the attack's first forged sighting (its start if none arrived).
+        /// Earliest server time of the attack's forged sightings (its start if none arrived).
         public var start: Double
         public var forgedSightings: Int
         public var detected: Bool

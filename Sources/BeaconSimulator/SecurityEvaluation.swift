@@ -68,7 +68,8 @@ public struct SecurityEvaluation: Sendable {
     func score(alerts: [SecurityAlert], firstForged: [Double?], forgedCounts: [Int], sightings: Int) -> SecurityReport {
         var results: [SecurityReport.AttackResult] = []
         var explained = Set<Int>()
-        for (index, attack) in scenario.attacks.enumerated() {
+        // An attack that would start after the run (a shortened scenario) did not happen.
+        for (index, attack) in scenario.attacks.enumerated() where attack.start < scenario.duration {
             let start = firstForged[index] ?? attack.start
             let end = attack.end(duration: scenario.duration) + Self.aftermath
             let matching = alerts.indices.filter { explains(alerts[$0], attack: attack) && alerts[$0].time <= end && alerts[$0].time >= attack.start }

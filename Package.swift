@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "BeaconWallet", targets: ["BeaconWallet"]),
         .library(name: "BeaconRotation", targets: ["BeaconRotation"]),
         .library(name: "BeaconMQTT", targets: ["BeaconMQTT"]),
+        .library(name: "BeaconSecurity", targets: ["BeaconSecurity"]),
         .executable(name: "proxima", targets: ["proxima"]),
     ],
     dependencies: [
@@ -45,7 +46,12 @@ let package = Package(
         .target(name: "CPrefetch"),
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
-        .target(name: "BeaconSimulator", dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet"]),
+        .target(
+            name: "BeaconSimulator",
+            dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation", .product(name: "DequeModule", package: "swift-collections")]
+        ),
+        // Spoof and replay checks (issue 15): a pure, clock-driven detector of the sighting stream.
+        .target(name: "BeaconSecurity", dependencies: ["BeaconKit", "BeaconRotation"]),
         .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
         // Rotating identities (issue 15): pure derivation and window rule, shared by the
@@ -118,7 +124,7 @@ let package = Package(
             name: "proxima",
             dependencies: [
                 "BeaconKit", "BeaconHCI", "BeaconSimulator", "BeaconServer", "BeaconGateway",
-                "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT",
+                "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT", "BeaconSecurity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -146,7 +152,8 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "BeaconHCITests", dependencies: ["BeaconHCI", "BeaconTesting"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate", "BeaconFleet"]),
+        .testTarget(name: "BeaconSimulatorTests", dependencies: ["BeaconSimulator", "BeaconKit", "BeaconHCI", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation"]),
+        .testTarget(name: "BeaconSecurityTests", dependencies: ["BeaconSecurity", "BeaconKit", "BeaconRotation"]),
         .testTarget(
             name: "BeaconServerTests",
             dependencies: [

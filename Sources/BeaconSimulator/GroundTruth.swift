@@ -20,6 +20,8 @@ public struct GroundTruth: Sendable, Hashable {
     /// every room or when the scenario has none.
     public var receiverRoom: String?
     public var beaconRoom: String?
+    /// The index in `Scenario.beacons` of the transmitter that sent the packet.
+    public var transmitter = 0
 
     public init(beacon: String, distance: Double, receiverPosition: Point, meanPower: Double, regions: [String]) {
         self.beacon = beacon

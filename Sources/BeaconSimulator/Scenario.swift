@@ -1,5 +1,6 @@
 import BeaconKit
 import BeaconLocate
+import BeaconRotation
 import Foundation
 
 /// A point in the venue, in metres. `z` is height above the floor; walls are full height.
@@ -72,6 +73,9 @@ public struct SimulatedBeacon: Sendable, Hashable {
     public var batteryType = "CR2477"
     /// Where a fixed beacon was moved to, and when, in time order (a `move` fault).
     public var relocations: [BeaconRelocation] = []
+    /// A rotating beacon sends its key's identity of the current period (simulated seconds
+    /// count as seconds since 1970); `identity` is then its registered identity.
+    public var rotation: RotatingIdentity?
 
     public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Point,
                 measuredPower: MeasuredPower = .appleDefault, txPower: Double = 0, interval: Double = 0.1,
@@ -160,6 +164,9 @@ public struct Scenario: Sendable, Hashable {
     public var faults: [ScenarioFault] = []
     /// A generated queue venue and its customers' truth (ScenarioQueue.swift); nil without one.
     public var queue: QueueVenue?
+    /// Spoofers, clones, skewed clocks and replays (ScenarioAttacks.swift): the truth security
+    /// checks are scored against.
+    public var attacks: [ScenarioAttack] = []
 
     public init(name: String, seed: UInt64, duration: Double, venue: Venue, channel: ChannelModel = ChannelModel(),
                 beacons: [SimulatedBeacon], receivers: [SimulatedReceiver], regions: [SimulatedRegion]? = nil) {

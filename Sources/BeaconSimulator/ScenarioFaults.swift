@@ -113,7 +113,7 @@ extension Scenario {
             case .clone(_, let clone, _): clone
             default: nil
             }
-        })
+        }).union(attacks.flatMap(\.addedTransmitters))
         return beacons.indices.filter { !added.contains($0) }.map { beacons[$0] }
     }
 
@@ -149,6 +149,13 @@ extension Scenario {
                 schedule[clone].append(0..<at)
             default:
                 break
+            }
+        }
+        for attack in attacks {
+            let end = attack.end(duration: duration)
+            for transmitter in attack.addedTransmitters {
+                if attack.start > 0 { schedule[transmitter].append(0..<attack.start) }
+                if end < duration { schedule[transmitter].append(end..<duration) }
             }
         }
         return schedule.map(Self.merged)
@@ -304,7 +311,7 @@ extension Scenario {
         try limitLinks(scenario)
     }
 
-    private static func beaconIndex(_ cursor: JSONCursor, in scenario: Scenario) throws(ScenarioError) -> Int {
+    static func beaconIndex(_ cursor: JSONCursor, in scenario: Scenario) throws(ScenarioError) -> Int {
         let name = try cursor.string()
         let matches = scenario.beacons.indices.filter { scenario.beacons[$0].name == name }
         guard matches.count == 1 else {

@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconRotation
 import Foundation
 
 extension Scenario {
@@ -17,7 +18,7 @@ extension Scenario {
     public static func decode(_ data: Data) throws(ScenarioError) -> Scenario {
         let root = try JSONCursor.parse(data).object(allowing: [
             "name", "seed", "duration", "uuid", "venue", "channel", "beacons", "receivers", "regions", "description",
-            "rooms", "doors", "faults", "queue", "advertisers",
+            "rooms", "doors", "faults", "queue", "advertisers", "attacks",
         ])
         let name = try root.string("name") ?? "scenario"
         let seed = UInt64(try root.child("seed")?.integer(in: 0...(1 << 53)) ?? 1)
@@ -98,6 +99,7 @@ extension Scenario {
         scenario.doors = doors
         if let faults = root.child("faults") { try applyFaults(faults, to: &scenario, defaultUUID: defaultUUID) }
         if let queue = root.child("queue") { try applyQueue(queue, to: &scenario) }
+        if let attacks = root.child("attacks") { try applyAttacks(attacks, to: &scenario) }
         _ = try advertisers(root.child("advertisers"), beacons: scenario.beacons)
         return scenario
     }
@@ -190,7 +192,7 @@ extension Scenario {
                                bounds: (width: Double, height: Double)) throws(ScenarioError) -> SimulatedBeacon {
         let object = try cursor.object(allowing: [
             "name", "uuid", "major", "minor", "position", "measuredPower", "txPower", "interval", "battery", "tlm", "address",
-            "path", "switching", "batteryType",
+            "path", "switching", "batteryType", "rotation",
         ])
         let (position, path) = try beaconPlacement(object, path: cursor.path, bounds: bounds)
         let uuid = try object.child("uuid").map { cursor throws(ScenarioError) in try parseUUID(cursor) } ?? defaultUUID
@@ -227,6 +229,9 @@ extension Scenario {
             }
             beacon.batteryType = type
         }
+        if let rotation = object.child("rotation") {
+            beacon.rotation = try rotatingIdentity(rotation, uuid: uuid)
+        }
         return beacon
     }
 
@@ -251,6 +256,34 @@ extension Scenario {
             dutyCycle: try object.number("dutyCycle", default: 1, in: 0.001...1),
             scanInterval: try object.number("scanInterval", default: 0.1, in: 0.0025...10.24),
             body: try object.child("body")?.bool())
+    }
+
+    /// Reads a beacon's `rotation` object: `key` (hex or base64) and `period` ("10m", "24h" or seconds).
+    private static func rotatingIdentity(_ cursor: JSONCursor, uuid: UUID) throws(ScenarioError) -> RotatingIdentity {
+        let fields = try cursor.object(allowing: ["key", "period"])
+        let keyCursor = try fields.required("key")
+        let key: RotationKey
+        do { key = try RotationKey(parsing: try keyCursor.string()) } catch let error as RotationInputError {
+            throw ScenarioError(path: keyCursor.path, expected: "a rotation key of 16 to 32 bytes in hex or base64", found: error.reason)
+        } catch let error as ScenarioError { throw error } catch {
+            throw ScenarioError(path: keyCursor.path, expected: "a rotation key", found: "\(error)")
+        }
+        var period = RotationPeriod.day
+        if let periodCursor = fields.child("period") {
+            do {
+                if case .number(let seconds) = periodCursor.value {
+                    period = try RotationPeriod(seconds: Int(exactly: seconds) ?? -1)
+                } else {
+                    period = try RotationPeriod(parsing: try periodCursor.string())
+                }
+            } catch let error as RotationInputError {
+                throw ScenarioError(path: periodCursor.path, expected: "a rotation period of 1 minute to 366 days (\"10m\", \"24h\" or seconds)",
+                                    found: error.reason)
+            } catch let error as ScenarioError { throw error } catch {
+                throw ScenarioError(path: periodCursor.path, expected: "a rotation period", found: "\(error)")
+            }
+        }
+        return RotatingIdentity(uuid: uuid, key: key, period: period)
     }
 
     static func walkerPath(_ cursor: JSONCursor, bounds: (width: Double, height: Double)) throws(ScenarioError) -> WalkerPath {

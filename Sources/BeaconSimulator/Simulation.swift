@@ -211,6 +211,7 @@ public struct Simulation: Sendable {
             var truth = GroundTruth(beacon: beacon.name, distance: link.distance, receiverPosition: link.position,
                                     meanPower: link.receivedMean + link.bodyLoss, regions: receivers[receiverIndex].regionNames(scenario.regions))
             truth.beaconPosition = link.beaconPosition
+            truth.transmitter = event.beacon
             truth.receiverRoom = link.receiverRoom.map { scenario.rooms[$0].name }
             truth.beaconRoom = link.beaconRoom.map { scenario.rooms[$0].name }
             output.append(SimulatedSighting(sighting: sighting, truth: truth))
@@ -347,7 +348,7 @@ public struct Simulation: Sendable {
             return .eddystone(.tlm(EddystoneTelemetry(batteryMillivolts: millivolts, temperatureCelsius: 21,
                                                        advertisingCount: sequence, uptimeDeciseconds: UInt32(min(4e9, now * 10)))))
         }
-        return .iBeacon(IBeaconFrame(identity: beacon.identity, measuredPower: beacon.measuredPower))
+        return .iBeacon(IBeaconFrame(identity: beacon.rotation?.identity(at: now) ?? beacon.identity, measuredPower: beacon.measuredPower))
     }
 }
 

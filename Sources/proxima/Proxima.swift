@@ -16,6 +16,7 @@ struct Proxima: AsyncParsableCommand {
             Scan.self,
             Simulate.self,
             Evaluate.self,
+            SecurityEvaluate.self,
             Encode.self,
             Decode.self,
             NewUUID.self,

@@ -49,7 +49,7 @@ let minimalScenario = """
         (#"{"beacons": [{"major": 1, "minor": 1, "position": {"x": 99, "y": 1}}]}"#,
          "beacons[0].position.x: expected a number in 0…30, found 99"),
         (#"{"beacons": [{"major": 1, "minor": 1, "position": {"x": 1, "y": 1}, "colour": "red"}]}"#,
-         "beacons[0].colour: expected one of the keys address, battery, batteryType, interval, major, measuredPower, minor, name, path, position, switching, tlm, txPower, uuid, found an unknown key"),
+         "beacons[0].colour: expected one of the keys address, battery, batteryType, interval, major, measuredPower, minor, name, path, position, rotation, switching, tlm, txPower, uuid, found an unknown key"),
         (#"{"receivers": [{"name": "a", "path": {"waypoints": [], "speed": 1}}]}"#,
          "receivers[0].path.waypoints: expected at least one waypoint, found an empty array"),
         (#"{"receivers": [{"name": "a"}]}"#,

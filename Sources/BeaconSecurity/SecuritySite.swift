@@ -1,0 +1,116 @@
+import BeaconKit
+import BeaconRotation
+import Foundation
+
+/// A point on a site's floor plan, in metres (`z` is height).
+public struct SitePosition: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public var z: Double
+
+    public init(x: Double, y: Double, z: Double = 0) {
+        self.x = x
+        self.y = y
+        self.z = z
+    }
+
+    public func distance(to other: SitePosition) -> Double {
+        let dx = x - other.x, dy = y - other.y, dz = z - other.z
+        return (dx * dx + dy * dy + dz * dz).squareRoot()
+    }
+
+    public var description: String {
+        "(\((x * 10).rounded() / 10), \((y * 10).rounded() / 10))"
+    }
+}
+
+/// What the detector knows of a site: where its fixed beacons and gateways are, which beacons
+/// are carried, and the radio figures the checks allow for. Built from the registry (server) or
+/// from a scenario (simulator).
+public struct SecuritySite: Sendable, Hashable {
+    /// A registered beacon. `position` is nil for a carried one (a tag, a badge).
+    public struct Beacon: Sendable, Hashable {
+        public var name: String
+        public var position: SitePosition?
+        /// RSSI at 1 m the beacon was calibrated to; a spoofer cannot change what the registry holds.
+        public var measuredPower: MeasuredPower
+        /// The address it transmits from, when the registry knows it; otherwise the first one heard.
+        public var address: BluetoothAddress?
+
+        public init(name: String, position: SitePosition?, measuredPower: MeasuredPower = .appleDefault, address: BluetoothAddress? = nil) {
+            self.name = name
+            self.position = position
+            self.measuredPower = measuredPower
+            self.address = address
+        }
+    }
+
+    public var beacons: [BeaconIdentity: Beacon]
+    /// Fixed receivers (gateways) by name; a phone's position is unknown and it is not listed.
+    public var receivers: [String: SitePosition]
+    /// Rotating beacons (docs/security.md, "Rotating identities"), by their registered identity:
+    /// what they send is resolved to it, and an identity of a past period is a replay.
+    public var rotations: [BeaconIdentity: RotatingIdentity]
+    public var settings: SecuritySettings
+
+    public init(beacons: [BeaconIdentity: Beacon], receivers: [String: SitePosition], rotations: [BeaconIdentity: RotatingIdentity] = [:],
+                settings: SecuritySettings = SecuritySettings()) {
+        self.beacons = beacons
+        self.receivers = receivers
+        self.rotations = rotations
+        self.settings = settings
+    }
+}
+
+/// The thresholds of the checks, fixed before any evaluation run (docs/security.md explains each).
+public struct SecuritySettings: Sendable, Hashable {
+    /// Path-loss exponent used to turn an RSSI into the farthest the beacon can be. A low value
+    /// errs toward far, so walls (which only lower RSSI) never make an honest sighting look close.
+    public var pathLossExponent = 2.0
+    /// dB an honest sighting may rise above the model (fading peaks, a strong transmitter, a good antenna).
+    public var rangeMargin = 12.0
+    /// Metres added to every distance bound (antenna heights, position survey errors).
+    public var distanceSlack = 2.0
+    /// A person's fastest walk, metres per second; a carried beacon cannot move faster.
+    public var walkingSpeed = 2.0
+    /// Impossible sightings needed within `strikeWindow` before an alert: single fading peaks
+    /// are not attacks.
+    public var strikesToAlert = 5
+    public var strikeWindow = 30.0
+    /// A receiver's timestamp may lead the server's clock by this much (seconds).
+    public var clockLeadTolerance = 2.0
+    /// A sighting older than this on arrival was held back or replayed (seconds).
+    public var maximumSightingAge = 30.0
+    /// How far a receiver's clock offset may wander from what it was when first heard (seconds).
+    public var clockJumpTolerance = 3.0
+    /// Sightings a receiver's first offsets are averaged over.
+    public var clockLearningSightings = 50
+    /// dB the recent mean RSSI of a fixed beacon at a fixed gateway may rise above its long mean.
+    public var rssiShiftThreshold = 10.0
+    /// Sightings of a fixed beacon at a gateway before its RSSI baseline is trusted.
+    public var rssiLearningSightings = 300
+    /// Weights of the recent and long running means of RSSI (per sighting).
+    public var rssiRecentWeight = 0.1
+    public var rssiLongWeight = 0.002
+    /// A raised alert on the same subject and kind is not raised again for this long (seconds).
+    public var alertHoldoff = 300.0
+    /// How long an identity's last sightings count for the trace check (seconds).
+    public var traceMemory = 60.0
+    /// Most identities, receivers and beacon–gateway pairs tracked; the least recently heard are
+    /// forgotten first, so a flood of made-up identities cannot grow memory.
+    public var identityCapacity = 10_000
+    public var receiverCapacity = 10_000
+    public var pairCapacity = 100_000
+
+    public init() {}
+}
+
+extension SecuritySite {
+    /// The farthest (metres) a beacon of this measured power can be when heard at `rssi`, with
+    /// the site's margin and slack. Nil when the RSSI is unknown.
+    func distanceBound(rssi: Int8?, measuredPower: MeasuredPower) -> Double? {
+        guard let rssi else { return nil }
+        let exponent = (Double(measuredPower.dBm) + settings.rangeMargin - Double(rssi)) / (10 * settings.pathLossExponent)
+        return Swift.max(0.1, pow(10, exponent)) + settings.distanceSlack
+    }
+}

@@ -25,67 +25,103 @@
 # Every run: -timeout=1 (one input taking ≥ 1 s is a hang), -rss_limit_mb=2048, leak
 # detection on. New inputs go to Fuzz/corpus-TARGET-run, crashes to Fuzz/out/TARGET-*.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-target=decoders
-case "${1:-}" in
-  decoders|mqtt|hci|capture|scenario|batch|csv) target=$1; shift ;;
-  -*|"") ;;
-  *) echo "Fuzz/run.sh: unknown target '$1' (decoders, mqtt, hci, capture, scenario, batch, csv)" >&2; exit 2 ;;
-esac
+# All in one function, so bash has read the whole script before it runs: editing the script
+# during a long run cannot change what that run does.
+main() {
+  cd "$(dirname "$0")/.."
 
-out=Fuzz/out/$target
-mkdir -p "$out"
-swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -I "$out")
+  target=decoders
+  case "${1:-}" in
+    decoders|mqtt|hci|capture|scenario|batch|csv) target=$1; shift ;;
+    -*|"") ;;
+    *) echo "Fuzz/run.sh: unknown target '$1' (decoders, mqtt, hci, capture, scenario, batch, csv)" >&2; exit 2 ;;
+  esac
 
-# Compiles a dependency module to one instrumented object and its interface, unless the
-# object is newer than its sources and this script.
-library() {
-  local name=$1; shift
-  objects+=("$out/$name.o")
-  if [ -f "$out/$name.o" ] && [ -z "$(find "$@" Fuzz/run.sh -newer "$out/$name.o" | head -1)" ]; then return; fi
-  swiftc "${swift_flags[@]}" -wmo -module-name "$name" -emit-module -emit-module-path "$out/$name.swiftmodule" \
-    -c "$@" -o "$out/$name.o"
+  out=Fuzz/out/$target
+  # Dependency modules, kept between runs and shared by the targets.
+  libs=Fuzz/out/modules
+  mkdir -p "$out" "$libs"
+  swift_flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -I "$libs")
+
+  # Compiles a dependency module to one instrumented object and its interface, unless the
+  # object is newer than its sources (after changing the flags here, delete Fuzz/out).
+  library() {
+    local name=$1; shift
+    objects+=("$libs/$name.o")
+    if [ -f "$libs/$name.o" ] && [ -z "$(find "$@" -newer "$libs/$name.o" | head -1)" ]; then return; fi
+    swiftc "${swift_flags[@]}" -wmo -module-name "$name" -emit-module -emit-module-path "$libs/$name.swiftmodule" \
+      -c "$@" -o "$libs/$name.o"
+  }
+  objects=()
+
+  # BeaconKit's values and codec: what every decoder reads into. The engine (Engine/) needs
+  # swift-collections and is not fuzzed here; BeaconRegion is the one engine type a scenario
+  # names (its monitored regions).
+  beaconkit=(Sources/BeaconKit/*.swift Sources/BeaconKit/Codec/*.swift Sources/BeaconKit/Engine/BeaconRegion.swift)
+  hci_sources=(Sources/BeaconHCI/Packets/*.swift Sources/BeaconHCI/Transport/H4Framer.swift
+    Sources/BeaconHCI/Capture/CaptureReader.swift Sources/BeaconHCI/Capture/LELinkLayer.swift
+    Sources/BeaconHCI/Beacon/SightingDecoder.swift Sources/BeaconHCI/Beacon/CaptureReplay.swift)
+
+  max_len=4096
+  seeds=Fuzz/corpus-$target
+  case "$target" in
+    decoders)
+      # The codec and the core values it reads, in one module.
+      sources=(Sources/BeaconKit/Codec/*.swift)
+      for core in AdvertisingReport BeaconIdentity BluetoothAddress DecodeError IBeaconFrame MeasuredPower OtherFrames Sighting; do
+        sources+=("Sources/BeaconKit/$core.swift")
+      done
+      module=BeaconKitFuzz; harness=Fuzz/FuzzDecoders.swift; seeds=Fuzz/corpus
+      # HCI events and advertising data are at most 258 bytes; longer inputs only slow the search.
+      max_len=512 ;;
+    mqtt)
+      sources=(Sources/BeaconMQTT/Codec/*.swift); module=BeaconMQTTFuzz; harness=Fuzz/FuzzMQTT.swift; max_len=1024 ;;
+    hci)
+      library BeaconKit "${beaconkit[@]}"
+      sources=("${hci_sources[@]}"); module=BeaconHCI; harness=Fuzz/FuzzHCI.swift; max_len=1024 ;;
+    capture)
+      library BeaconKit "${beaconkit[@]}"
+      sources=("${hci_sources[@]}"); module=BeaconHCI; harness=Fuzz/FuzzCapture.swift ;;
+    scenario)
+      library BeaconKit "${beaconkit[@]}"
+      library BeaconLocate Sources/BeaconLocate/*.swift
+      # The scenario model, loader and simulation; the evaluation (which runs the engine) is left out.
+      sources=()
+      for file in Sources/BeaconSimulator/*.swift; do
+        case "$file" in *Evaluation*|*Location*|*RoomFilterVariant*|*FaultScoring*|*PeerRoomDeciders*) ;; *) sources+=("$file") ;; esac
+      done
+      module=BeaconSimulator; harness=Fuzz/FuzzScenario.swift
+      # The largest example scenario is 16 KB.
+      max_len=20000 ;;
+    batch)
+      library BeaconKit "${beaconkit[@]}"
+      # The wire type and the compact layout; the uploader (AsyncHTTPClient) and the ByteBuffer
+      # adapters (CompactSightingBatch+ByteBuffer.swift) are left out.
+      library BeaconGateway Sources/BeaconGateway/SightingBatch.swift Sources/BeaconGateway/CompactSightingBatch.swift
+      sources=(Sources/BeaconServer/Database/DatabaseLocation.swift Sources/BeaconServer/Ingest/SightingBatch.swift
+        Sources/BeaconServer/Ingest/AprilBrotherUpload.swift Sources/BeaconServer/Ingest/MessagePackReader.swift Fuzz/ServerShims.swift)
+      module=BeaconServer; harness=Fuzz/FuzzBatch.swift; max_len=8192 ;;
+    csv)
+      library BeaconKit "${beaconkit[@]}"
+      library BeaconLocate Sources/BeaconLocate/*.swift
+      # The readers and the registry values they fill; the SQL parts are in the *+Store.swift files.
+      sources=(Sources/BeaconServer/Database/DatabaseLocation.swift
+        Sources/BeaconServer/Registry/{CSV,Directory,BulkConfiguration,RegistryModels,NumberingPlan,NameText}.swift)
+      module=BeaconServer; harness=Fuzz/FuzzCSV.swift; max_len=8192 ;;
+  esac
+
+  swiftc "${swift_flags[@]}" -module-name "$module" "${sources[@]}" "$harness" "${objects[@]}" -o "$out/fuzz-$target"
+
+  # A trap is reported by libFuzzer and ASan; Swift's own backtracer would only trip ASan.
+  export SWIFT_BACKTRACE=enable=no
+  options=("$@")
+  [ ${#options[@]} -gt 0 ] || options=(-runs=10000000)
+  dictionary=()
+  [ -f "Fuzz/$target.dict" ] && dictionary=("-dict=Fuzz/$target.dict")
+  mkdir -p "Fuzz/corpus-$target-run"
+  exec "$out/fuzz-$target" -artifact_prefix="Fuzz/out/$target-" -print_final_stats=1 -timeout=1 -rss_limit_mb=2048 \
+    -detect_leaks=1 -max_len=$max_len "${dictionary[@]}" "${options[@]}" "Fuzz/corpus-$target-run" "$seeds"
 }
-objects=()
 
-# BeaconKit's values and codec: what every decoder reads into. The engine (Engine/) needs
-# swift-collections and is not fuzzed here.
-beaconkit=(Sources/BeaconKit/*.swift Sources/BeaconKit/Codec/*.swift)
-hci_sources=(Sources/BeaconHCI/Packets/*.swift Sources/BeaconHCI/Transport/H4Framer.swift
-  Sources/BeaconHCI/Capture/CaptureReader.swift Sources/BeaconHCI/Capture/LELinkLayer.swift
-  Sources/BeaconHCI/Beacon/SightingDecoder.swift Sources/BeaconHCI/Beacon/CaptureReplay.swift)
-
-max_len=4096
-seeds=Fuzz/corpus-$target
-case "$target" in
-  decoders)
-    # The codec and the core values it reads, in one module.
-    sources=(Sources/BeaconKit/Codec/*.swift)
-    for core in AdvertisingReport BeaconIdentity BluetoothAddress DecodeError IBeaconFrame MeasuredPower OtherFrames Sighting; do
-      sources+=("Sources/BeaconKit/$core.swift")
-    done
-    module=BeaconKitFuzz; harness=Fuzz/FuzzDecoders.swift; seeds=Fuzz/corpus
-    # HCI events and advertising data are at most 258 bytes; longer inputs only slow the search.
-    max_len=512 ;;
-  mqtt)
-    sources=(Sources/BeaconMQTT/Codec/*.swift); module=BeaconMQTTFuzz; harness=Fuzz/FuzzMQTT.swift; max_len=1024 ;;
-  hci)
-    library BeaconKit "${beaconkit[@]}"
-    sources=("${hci_sources[@]}"); module=BeaconHCI; harness=Fuzz/FuzzHCI.swift; max_len=1024 ;;
-  capture)
-    library BeaconKit "${beaconkit[@]}"
-    sources=("${hci_sources[@]}"); module=BeaconHCI; harness=Fuzz/FuzzCapture.swift ;;
-esac
-
-swiftc "${swift_flags[@]}" -module-name "$module" "${sources[@]}" "$harness" "${objects[@]}" -o "$out/fuzz-$target"
-
-# A trap is reported by libFuzzer and ASan; Swift's own backtracer would only trip ASan.
-export SWIFT_BACKTRACE=enable=no
-options=("$@")
-[ ${#options[@]} -gt 0 ] || options=(-runs=10000000)
-dictionary=()
-[ -f "Fuzz/$target.dict" ] && dictionary=("-dict=Fuzz/$target.dict")
-mkdir -p "Fuzz/corpus-$target-run"
-exec "$out/fuzz-$target" -artifact_prefix="Fuzz/out/$target-" -print_final_stats=1 -timeout=1 -rss_limit_mb=2048 \
-  -detect_leaks=1 -max_len=$max_len "${dictionary[@]}" "${options[@]}" "Fuzz/corpus-$target-run" "$seeds"
+main "$@"

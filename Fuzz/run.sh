@@ -3,6 +3,7 @@
 #   Fuzz/run.sh [TARGET] [libFuzzer options]
 #   Fuzz/run.sh                        # decoders, 10 million executions
 #   Fuzz/run.sh hci -max_total_time=60 # any libFuzzer options replace -runs=10000000
+#   FUZZ_BUILD_ONLY=1 Fuzz/run.sh csv  # build only
 # Targets (harness Fuzz/Fuzz*.swift, seeds Fuzz/corpus-TARGET, dictionary Fuzz/TARGET.dict):
 #   decoders  BeaconKit's decoders (seeds in Fuzz/corpus)
 #   mqtt      BeaconMQTT's packet decoder
@@ -86,6 +87,8 @@ main() {
     scenario)
       library BeaconKit "${beaconkit[@]}"
       library BeaconLocate Sources/BeaconLocate/*.swift
+      # Scenario faults name the fleet's battery types.
+      library BeaconFleet Sources/BeaconFleet/*.swift
       # The scenario model, loader and simulation; the evaluation (which runs the engine) is left out.
       sources=()
       for file in Sources/BeaconSimulator/*.swift; do
@@ -111,7 +114,12 @@ main() {
       module=BeaconServer; harness=Fuzz/FuzzCSV.swift; max_len=8192 ;;
   esac
 
-  swiftc "${swift_flags[@]}" -module-name "$module" "${sources[@]}" "$harness" "${objects[@]}" -o "$out/fuzz-$target"
+  binary=$out/fuzz-$target
+  if [ ! -f "$binary" ] || [ -n "$(find "${sources[@]}" "$harness" "${objects[@]}" -newer "$binary" | head -1)" ]; then
+    swiftc "${swift_flags[@]}" -module-name "$module" "${sources[@]}" "$harness" "${objects[@]}" -o "$binary"
+  fi
+  # FUZZ_BUILD_ONLY=1 builds without running (to build the next target while one runs).
+  [ -z "${FUZZ_BUILD_ONLY:-}" ] || return 0
 
   # A trap is reported by libFuzzer and ASan; Swift's own backtracer would only trip ASan.
   export SWIFT_BACKTRACE=enable=no
@@ -120,7 +128,7 @@ main() {
   dictionary=()
   [ -f "Fuzz/$target.dict" ] && dictionary=("-dict=Fuzz/$target.dict")
   mkdir -p "Fuzz/corpus-$target-run"
-  exec "$out/fuzz-$target" -artifact_prefix="Fuzz/out/$target-" -print_final_stats=1 -timeout=1 -rss_limit_mb=2048 \
+  exec "$binary" -artifact_prefix="Fuzz/out/$target-" -print_final_stats=1 -timeout=1 -rss_limit_mb=2048 \
     -detect_leaks=1 -max_len=$max_len "${dictionary[@]}" "${options[@]}" "Fuzz/corpus-$target-run" "$seeds"
 }
 

@@ -12,7 +12,7 @@
 #   capture   BeaconHCI's btsnoop and pcap readers, and replaying what they read
 #   scenario  the simulator's scenario JSON and BeaconLocate's site-map JSON
 #   batch     the server's sighting batches: JSON and application/vnd.proxima.sightings.v1
-#   csv       the CSV imports: RFC 4180 reading, the directory, plan and transmitter CSVs,
+#   csv       the CSV imports: RFC 4180 reading and writing, the directory and site-plan CSVs,
 #             and `proxima locate`'s beacon and scan tables
 #
 # How it builds: swiftc straight from the source files, no SwiftPM, so a run does not rebuild

@@ -1,6 +1,5 @@
 import BeaconKit
 import Foundation
-import NIOCore
 
 /// The compact body of `POST /v1/sightings`, content type ``mediaType``: the same batch as the
 /// JSON form in fixed-width binary records, so the server reads it straight into `Sighting`
@@ -20,6 +19,9 @@ import NIOCore
 ///         kind 1 iBeacon: UUID (16), major (2), minor (2), measured power (int8)
 ///         kind 2 advertising data: length (1) + the AD structures that carry the frame
 /// ```
+///
+/// The layout and its reader need no NIO (the fuzz target builds them alone); the ByteBuffer
+/// forms the gateway and the server use are in CompactSightingBatch+ByteBuffer.swift.
 public enum CompactSightingBatch {
     public static let mediaType = "application/vnd.proxima.sightings.v1"
     public static let magic: [UInt8] = Array("PXSB".utf8)
@@ -72,70 +74,13 @@ public enum CompactSightingBatch {
         public var description: String
     }
 
-    // MARK: Encoding
-
-    public static func encode(_ batch: SightingBatch) throws(Unencodable) -> ByteBuffer {
-        var receivers: [String: UInt16] = [:]
-        var names: [String] = []
-        for sighting in batch.sightings where receivers[sighting.receiver] == nil {
-            guard sighting.receiver.utf8.count <= 255 else {
-                throw Unencodable(description: "receiver '\(sighting.receiver.prefix(40))…' is longer than 255 bytes")
-            }
-            guard names.count < Int(UInt16.max) else { throw Unencodable(description: "more than 65,535 receivers in one batch") }
-            receivers[sighting.receiver] = UInt16(names.count)
-            names.append(sighting.receiver)
-        }
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(headerLength + names.count * 16 + batch.sightings.count * (recordPrefixLength + iBeaconBodyLength))
-        buffer.writeBytes(magic)
-        buffer.writeInteger(version)
-        buffer.writeInteger(UInt8(batch.sequence == nil ? 0 : 1))
-        buffer.writeInteger(UInt16(names.count))
-        buffer.writeInteger(Int64(batch.sequence ?? 0))
-        buffer.writeInteger(UInt32(batch.sightings.count))
-        for name in names {
-            buffer.writeInteger(UInt8(name.utf8.count))
-            buffer.writeString(name)
-        }
-        for sighting in batch.sightings {
-            buffer.writeInteger(sighting.time.bitPattern)
-            buffer.writeInteger(receivers[sighting.receiver]!)
-            let address = sighting.address.rawValue
-            buffer.writeInteger(UInt16(truncatingIfNeeded: address >> 32))
-            buffer.writeInteger(UInt32(truncatingIfNeeded: address))
-            buffer.writeInteger(sighting.rssi ?? rssiNotAvailable)
-            switch sighting.frame {
-            case .iBeacon(let frame):
-                buffer.writeInteger(FrameKind.iBeacon.rawValue)
-                let uuid = frame.identity.uuid.uuid
-                _ = withUnsafeBytes(of: uuid) { buffer.writeBytes($0) }
-                buffer.writeInteger(frame.identity.major)
-                buffer.writeInteger(frame.identity.minor)
-                buffer.writeInteger(frame.measuredPower.dBm)
-            case let other:
-                guard let data = other.advertisingData(), data.count <= 255 else {
-                    throw Unencodable(description: "a \(other.formatName) frame has no advertising data of at most 255 bytes")
-                }
-                buffer.writeInteger(FrameKind.advertisingData.rawValue)
-                buffer.writeInteger(UInt8(data.count))
-                buffer.writeBytes(data)
-            }
-        }
-        return buffer
-    }
-
     // MARK: Decoding
 
     /// Reads a whole body. Every count is checked against the bytes left before it is used,
     /// so a short or lying body costs no more than its own length.
-    public static func decode(_ buffer: ByteBuffer, limits: Limits) throws(Failure) -> SightingBatch {
-        let outcome = buffer.withUnsafeReadableBytes { bytes in
-            Result { () throws(Failure) -> SightingBatch in
-                var reader = Reader(bytes: bytes)
-                return try reader.batch(limits: limits)
-            }
-        }
-        return try outcome.get()
+    public static func decode(bytes: UnsafeRawBufferPointer, limits: Limits) throws(Failure) -> SightingBatch {
+        var reader = Reader(bytes: bytes)
+        return try reader.batch(limits: limits)
     }
 
     struct Reader {

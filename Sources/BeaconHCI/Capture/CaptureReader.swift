@@ -1,6 +1,10 @@
 import BeaconKit
 import Foundation
 
+/// btsnoop's clock: microseconds since midnight, 1 January of year 0, as BlueZ and Wireshark
+/// count it. This is 1970-01-01 on that clock.
+let btsnoopUnixEpochMicroseconds: Int64 = 0x00DC_DDB3_0F2F_8000
+
 /// A capture file that cannot be read: which record, at which byte offset of the file, what the
 /// format requires there and what the file held.
 public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -4,10 +4,6 @@ import Foundation
 import Glibc
 #endif
 
-/// btsnoop's clock: microseconds since midnight, 1 January of year 0, as BlueZ and Wireshark
-/// count it. This is 1970-01-01 on that clock.
-let btsnoopUnixEpochMicroseconds: Int64 = 0x00DC_DDB3_0F2F_8000
-
 /// Writes btsnoop version 1, by default with datalink 1002 (HCI UART, H4), the format `btmon -w`
 /// writes and `btmon -r` and Wireshark read; datalink 1001 (unencapsulated HCI) on request.
 public final class BTSnoopWriter: PacketRecorder, @unchecked Sendable {

@@ -109,6 +109,14 @@ public struct HCIEvent: Sendable, Hashable, CustomStringConvertible {
     public var packet: HCIPacket { HCIPacket(type: .event, body: body) }
 
     public var description: String { "\(code) [\(hexBytes(parameters))]" }
+
+    /// Refuses an event of another kind, so a Command Status is never read as a Command Complete
+    /// (or the reverse) by a caller that did not switch on the code first.
+    func require(code expected: HCIEventCode) throws(DecodeError) {
+        guard code == expected else {
+            throw DecodeError(field: "event code", offset: 0, expected: "\(expected)", found: "\(code)")
+        }
+    }
 }
 
 /// Command Complete (Vol 4, Part E, 7.7.14): credits, the opcode it answers, return parameters.
@@ -125,6 +133,7 @@ public struct CommandComplete: Sendable, Hashable {
     }
 
     public init(event: HCIEvent) throws(DecodeError) {
+        try event.require(code: .commandComplete)
         let bytes = event.parameters
         guard bytes.count >= 3 else {
             throw DecodeError(field: "Command Complete parameters", offset: 2,
@@ -159,6 +168,7 @@ public struct CommandStatus: Sendable, Hashable {
     }
 
     public init(event: HCIEvent) throws(DecodeError) {
+        try event.require(code: .commandStatus)
         let bytes = event.parameters
         guard bytes.count == 4 else {
             throw DecodeError(field: "Command Status parameters", offset: 2,

@@ -68,10 +68,17 @@ public enum CSV {
     }
 
     public static func escape(_ field: String) -> String {
-        if field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-            return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Scalars, as `parse` reads: "\r\n" is one Character, equal to neither "\r" nor "\n", and
+        // a quote followed by a combining mark is one Character too (found by `Fuzz/run.sh csv`).
+        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        var quoted = String.UnicodeScalarView()
+        quoted.append("\"")
+        for scalar in field.unicodeScalars {
+            if scalar == "\"" { quoted.append("\"") }
+            quoted.append(scalar)
         }
-        return field
+        quoted.append("\"")
+        return String(quoted)
     }
 
     public static func render(_ rows: [[String]]) -> String {

@@ -1,0 +1,29 @@
+import BeaconServer
+import Foundation
+import Testing
+
+/// Inputs found by `Fuzz/run.sh csv` (docs/reliability.md#fuzzing), kept as bytes.
+@Suite struct CSVFuzzRegressionTests {
+    static let organisation = Organisation(name: "Nerdery", proximityUUIDs: [UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!])
+
+    /// A quoted address holding a Windows line break (CR LF) came back from the directory
+    /// export unquoted, so importing the export split the row in two. "\r\n" is one Character
+    /// in Swift, and the writer compared Characters with "\r" and "\n".
+    @Test func lineBreakInsideAFieldSurvivesExport() throws {
+        let bytes: [UInt8] = Array("uuid,major,site,address,minor,label\n".utf8)
+            + Array("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,Bloomington Office,\"1 Main St".utf8)
+            + [0x0D, 0x0A] + Array("Bloomington\",1001,Mordor\n".utf8)
+        let directory = try Directory.parseCSV(String(decoding: bytes, as: UTF8.self), organisation: Self.organisation)
+        #expect(directory.locations.first?.address == "1 Main St\r\nBloomington")
+        let exported = directory.csv()
+        #expect(try CSV.parse(exported).count == 2)
+        #expect(try Directory.parseCSV(exported, organisation: Self.organisation) == directory)
+    }
+
+    /// The same for a quote followed by a combining mark (one Character): it must be doubled.
+    @Test func quoteWithACombiningMarkSurvivesRendering() throws {
+        let rows = [["say \"\u{301}hi", "a\r\nb", "plain"]]
+        #expect(CSV.render(rows) == "\"say \"\"\u{301}hi\",\"a\r\nb\",plain\n")
+        #expect(try CSV.parse(CSV.render(rows)) == rows)
+    }
+}

@@ -27,7 +27,9 @@ struct GuardedHTTPChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        await upgradeChannel.handle(value: value, logger: logger)
+        var upgradeLogger = logger
+        upgradeLogger.handler = RoutineConnectionEndFilter(base: logger.handler)
+        await upgradeChannel.handle(value: value, logger: upgradeLogger)
     }
 }
 

@@ -9,6 +9,16 @@ extension ProximaServer {
         var url: String
         var secret: String
         var siteID: Int?
+
+        private enum CodingKeys: String, CodingKey { case url, secret, siteID }
+
+        /// `siteID` may be left out (every site), not sent as null (openapi.yaml).
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            url = try container.decode(String.self, forKey: .url)
+            secret = try container.decode(String.self, forKey: .secret)
+            siteID = try container.decodeOmittable(Int.self, forKey: .siteID)
+        }
     }
 
     func addEventRoutes(to router: Router<ProximaRequestContext>) {

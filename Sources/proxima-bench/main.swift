@@ -11,6 +11,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("fleet", FleetBenchmark.run),
     ("fleet-server", FleetServerBenchmark.run),
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),
+    ("overload", OverloadBenchmark.run),
 ]
 
 // `fleet-week` and `queue-day` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift).

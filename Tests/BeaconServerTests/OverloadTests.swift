@@ -126,6 +126,41 @@ struct OverloadTests {
         #expect(throttle.addressesHeld <= 100)
     }
 
+    /// A rogue transmitter cycling through 10,000 random minors under one UUID, heard by one
+    /// gateway: the gateway's engine keeps at most its beacon limit of them (in memory and in
+    /// its checkpoint rows), every batch is still taken, and a second gateway is served.
+    @Test func tenThousandRandomMinorsUnderOneUUIDKeepTheStateBounded() async throws {
+        var configuration = ServerConfiguration()
+        configuration.gatewayBeaconLimit = 500
+        try await RouterHarness.with(configuration: configuration) { harness, client in
+            let rogue = UUID(uuidString: "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6")!
+            var generator = SystemRandomNumberGenerator()
+            var statuses: [Int] = []
+            for batch in 0..<20 {
+                let sightings = (0..<500).map { index in
+                    harness.sighting(Double(batch * 500 + index) * 0.09,
+                                     identity: BeaconIdentity(uuid: rogue, major: 1, minor: UInt16.random(in: 0...UInt16.max, using: &generator)))
+                }
+                try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway),
+                                         body: try harness.batchBody(sightings, sequence: batch)) { statuses.append(Int($0.status.code)) }
+            }
+            #expect(statuses == Array(repeating: 202, count: 20))
+            let rows = try await harness.server.store.database.read { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM gateway_beacons WHERE gateway_id = \(bind: harness.gatewayID)").first()?
+                    .decode(column: "n", as: Int.self) ?? -1
+            }
+            #expect(rows > 0 && rows <= 500, "\(rows) beacon rows kept for one gateway (limit 500)")
+
+            let (_, second) = try await harness.server.store.registerGateway(name: "till", siteID: harness.office.site.id)
+            var headers = harness.headers(.gateway)
+            headers[.authorization] = "Bearer \(second.token)"
+            try await client.execute(uri: "/v1/sightings", method: .post, headers: headers,
+                                     body: try harness.batchBody([harness.sighting(1)], sequence: 0)) { response in
+                #expect(response.status.code == 202)
+            }
+        }
+    }
+
     /// A body trickled one byte a second (slowloris) is cut off by the request deadline: the
     /// server closes the connection before the body is complete, and serves others meanwhile.
     @Test func aBodyTrickledByteByByteIsCutOff() async throws {

@@ -72,3 +72,26 @@ struct OmittableFieldTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(Probe.self, from: Data(#"{"value": "3"}"#.utf8)) }
     }
 }
+
+/// Webhook URLs: the server refuses exactly what openapi.yaml's pattern refuses (schemathesis
+/// found `https://pb\<U+0015>Z?(` allowed by the old pattern and refused by the server).
+@Suite("Webhook URLs")
+struct WebhookURLTests {
+    @Test func theDocumentStatesTheServersPattern() {
+        let yaml = WebhookURL.pattern.replacingOccurrences(of: "'", with: "''")
+        #expect(ProximaServer.openAPIDocument.contains("url: { type: string, maxLength: \(WebhookURL.maxLength), pattern: '\(yaml)' }"))
+    }
+
+    @Test(arguments: ["http://0", "https://hooks.example/proxima", "https://user:pa%73s@hooks.example:8443/in?site=1#top",
+                      "http://192.0.2.7:80/", "http://a.", "https://h.example/!$&'()*+,;=:@/?#-"])
+    func acceptedURLs(url: String) throws {
+        try WebhookURL.check(url)
+    }
+
+    @Test(arguments: ["https://pb\\\u{15}Z?(", "ftp://hooks.example", "http://", "http://a b", "http://a_b", "http://[::1]/",
+                      "http://h.example/%zz", "http://h.example:65536", "https://h.example/\u{00E9}", "http://h.example/\"",
+                      "http://h.example/" + String(repeating: "a", count: 2048)])
+    func refusedURLs(url: String) {
+        #expect(throws: RegistryError.self) { try WebhookURL.check(url) }
+    }
+}

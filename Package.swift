@@ -162,6 +162,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // The local HTTP/2 endpoint the APNs client is tested against, and its test-made certificates.
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                // A real WebSocket client for the event socket's live-connection tests.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),

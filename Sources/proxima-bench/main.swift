@@ -14,6 +14,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("help-latency", HelpLatencyBenchmark.run),
     ("server-instances", InstancesBenchmark.run),
     ("edge-traffic", EdgeTrafficBenchmark.run),
+    ("overload", OverloadBenchmark.run),
 ]
 
 // `fleet-week` and `queue-day` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift).

@@ -44,6 +44,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Batches per second each gateway may post.")
     var rateLimit: Double = 200
 
+    @Option(help: "Event streams (SSE and WebSocket) one token may hold open at once; one more is answered 429.")
+    var maxStreamsPerToken = 64
+
+    @Option(help: "Event streams the server holds open in all; one more is answered 503.")
+    var maxStreams = 1024
+
+    @Option(help: "Seconds a request may take from its head to the end of its body; a slower one (a body trickled byte by byte) has its connection closed.")
+    var requestTimeout: Int = 120
+
     @Option(help: "Serve HTTPS with this PEM certificate chain (with --tls-key).")
     var tlsCert: String?
 
@@ -92,6 +101,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard gatewayBeaconLimit > 0 else { throw ValidationError("--gateway-beacon-limit must be positive, got \(gatewayBeaconLimit)") }
         guard sightingMaxAge >= 0 else { throw ValidationError("--sighting-max-age must be 0 or more seconds, got \(sightingMaxAge)") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit must be positive, got \(rateLimit)") }
+        guard maxStreamsPerToken > 0 else { throw ValidationError("--max-streams-per-token must be positive, got \(maxStreamsPerToken)") }
+        guard maxStreams > 0 else { throw ValidationError("--max-streams must be positive, got \(maxStreams)") }
+        guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be positive, got \(requestTimeout)") }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         let passOptions = [passCert, passKey, passWwdr, publicURL]
         guard passOptions.allSatisfy({ $0 == nil }) || passOptions.allSatisfy({ $0 != nil }) else {
@@ -127,6 +139,9 @@ struct ServeCommand: AsyncParsableCommand {
         options.adminToken = ProcessInfo.processInfo.environment["PROXIMA_ADMIN_TOKEN"]
         options.exitRule = exitRule.rule
         options.batchesPerSecond = rateLimit
+        options.maxEventStreamsPerToken = maxStreamsPerToken
+        options.maxEventStreams = maxStreams
+        options.requestTimeout = .seconds(requestTimeout)
         options.gatewayBeaconLimit = gatewayBeaconLimit
         options.sightingTimeWindow.past = sightingMaxAge
         options.eventRetention = try retainEvents.map { try EventRetention(parsing: $0) }

@@ -84,7 +84,7 @@ extension ProximaServer {
                 }
                 return response
             }
-            return self.serverSentEvents(after: after, filter: filter, follow: follow)
+            return self.serverSentEvents(after: after, filter: filter, follow: follow, lease: try self.openStream(context))
         }
     }
 

@@ -44,7 +44,7 @@ extension ProximaServer {
             // `Last-Event-ID`), so opening it never reads the whole history.
             let replays = Self.query(request, "after") != nil || request.headers.contains { $0.name.canonicalName == "last-event-id" }
             let start = replays ? try Self.startingID(request) : try await self.store.latestHelpChange()
-            return try self.helpStream(request, after: start, requestID: nil, siteID: site)
+            return try self.helpStream(request, after: start, requestID: nil, siteID: site, lease: try self.openStream(context))
         }
         router.get("/v1/help-requests/metrics") { [store] request, context in
             try context.require(.read)
@@ -58,7 +58,7 @@ extension ProximaServer {
         router.get("/v1/help-requests/:id/events") { request, context in
             let id = try Self.intParameter(context, "id")
             _ = try await self.helpCaller(for: id, context: context, permission: .read)
-            return try self.helpStream(request, after: try Self.startingID(request), requestID: id, siteID: nil)
+            return try self.helpStream(request, after: try Self.startingID(request), requestID: id, siteID: nil, lease: try self.openStream(context))
         }
         router.post("/v1/help-requests/:id/acknowledge") { [store] _, context in
             let id = try Self.intParameter(context, "id")
@@ -178,11 +178,12 @@ extension ProximaServer {
     /// `text/event-stream` of changes (`id:` the change id, `event:` its kind, `data:` the
     /// change with the request as it became) after the change `after`; it follows until the
     /// client goes, or with `?follow=false` ends once caught up.
-    func helpStream(_ request: Request, after: Int, requestID: Int?, siteID: Int?) throws -> Response {
+    func helpStream(_ request: Request, after: Int, requestID: Int?, siteID: Int?, lease: EventStreamLease) throws -> Response {
         let follow = try Self.booleanQuery(request, "follow", default: true)
         let store = self.store
         let pollInterval = configuration.eventPollInterval
         let body = ResponseBody { writer in
+            defer { withExtendedLifetime(lease) {} }
             var last = after
             var idleRounds = 0
             // A following stream ends when the server shuts down (checked each poll), rather than

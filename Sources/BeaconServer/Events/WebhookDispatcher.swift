@@ -14,9 +14,7 @@ public struct Webhook: Sendable, Hashable, Codable {
 extension Store {
     /// Registers a URL to receive enter and exit events (of one site, or all); the secret signs them.
     public func addWebhook(url: String, secret: String, siteID: Int?) async throws -> Webhook {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme), parsed.host != nil else {
-            throw RegistryError(.invalid, field: "url", "expected an http:// or https:// URL, found '\(url.prefix(200))'")
-        }
+        try WebhookURL.check(url)
         guard secret.utf8.count >= 16 else {
             throw RegistryError(.invalid, field: "secret", "expected a secret of at least 16 characters to sign deliveries")
         }

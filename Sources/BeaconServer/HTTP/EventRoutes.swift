@@ -9,6 +9,16 @@ extension ProximaServer {
         var url: String
         var secret: String
         var siteID: Int?
+
+        private enum CodingKeys: String, CodingKey { case url, secret, siteID }
+
+        /// `siteID` may be left out (every site), not sent as null (openapi.yaml).
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            url = try container.decode(String.self, forKey: .url)
+            secret = try container.decode(String.self, forKey: .secret)
+            siteID = try container.decodeOmittable(Int.self, forKey: .siteID)
+        }
     }
 
     func addEventRoutes(to router: Router<ProximaRequestContext>) {
@@ -27,10 +37,10 @@ extension ProximaServer {
                 }
                 return response
             }
-            return self.serverSentEvents(after: after, filter: filter, follow: follow)
+            return self.serverSentEvents(after: after, filter: filter, follow: follow, lease: try self.openStream(context))
         }
         router.ws("/v1/events/ws", shouldUpgrade: { request, context in
-            try Self.checkEventSocket(request, context: context)
+            try self.checkEventSocket(request, context: context)
             // A plain GET reaches this route too; it gets 426 rather than an empty 200.
             guard request.headers[.upgrade]?.lowercased() == "websocket" else {
                 var error = APIError(.upgradeRequired, field: "Upgrade", "expected a WebSocket upgrade request (Upgrade: websocket), found none")
@@ -41,6 +51,12 @@ extension ProximaServer {
         }, onUpgrade: { inbound, outbound, context in
             let request = context.request
             guard let filter = try? EventFilter(site: Self.query(request, "site"), region: Self.query(request, "region")) else { return }
+            // The gate checked the limit before the upgrade; another stream of the same token
+            // may have opened since, and then this one closes at once ("try again later").
+            guard let lease = try? self.openStream(context.requestContext) else {
+                try await outbound.close(.unknown(1013), reason: "too many event streams (try again later)")
+                return
+            }
             let feed = Task { [feed = self.eventFeed(filter)] in
                 try await feed.run(after: (try? Self.startingID(request)) ?? 0, follow: true) { events in
                     for event in events {
@@ -53,6 +69,7 @@ extension ProximaServer {
             // for an event to fail writing.
             defer { feed.cancel() }
             for try await _ in inbound {}
+            withExtendedLifetime(lease) {}
         })
         router.get("/v1/webhooks") { [store] _, context in
             let principal = try context.require(.read)
@@ -64,6 +81,12 @@ extension ProximaServer {
             let body = try await Self.decode(WebhookRequest.self, from: request)
             return try Self.json(try await store.addWebhook(url: body.url, secret: body.secret, siteID: body.siteID), status: .created)
         }
+    }
+
+    /// A lease on one more event stream for the caller's token (429 or 503 naming `streams`
+    /// when the limits are reached).
+    func openStream(_ context: ProximaRequestContext) throws -> EventStreamLease {
+        try streams.open(tokenID: try context.requireToken().tokenID)
     }
 
     /// `?after=<id>` or the SSE `Last-Event-ID` header; 0 reads from the first event.
@@ -90,9 +113,10 @@ extension ProximaServer {
 
     /// `text/event-stream`: `id:`, `event: enter|exit`, `data: <json>`. Without `follow` it ends
     /// after the stored events; with it, it waits for new ones, from this or any other instance.
-    func serverSentEvents(after: Int, filter: EventFilter, follow: Bool) -> Response {
+    func serverSentEvents(after: Int, filter: EventFilter, follow: Bool, lease: EventStreamLease) -> Response {
         let feed = eventFeed(filter)
         let body = ResponseBody { writer in
+            defer { withExtendedLifetime(lease) {} }
             var idleRounds = 0
             try await feed.run(after: after, follow: follow, deliver: { events in
                 var text = ""

@@ -15,18 +15,19 @@ import NIOHTTP1
 
 extension ProximaServer {
     /// The event socket's checks, shared by the router's upgrade decision and the gate.
-    static func checkEventSocket(_ request: Request, context: ProximaRequestContext) throws {
-        try context.require(.read)
-        _ = try EventFilter(site: query(request, "site"), region: query(request, "region"))
-        _ = try startingID(request)
+    func checkEventSocket(_ request: Request, context: ProximaRequestContext) throws {
+        let principal = try context.require(.read)
+        _ = try EventFilter(site: Self.query(request, "site"), region: Self.query(request, "region"))
+        _ = try Self.startingID(request)
+        try streams.check(tokenID: principal.tokenID)
     }
 
     /// Whether the event socket's checks, with the router's authentication, admit the request.
     func admitsEventSocket(_ request: Request, channel: any Channel, logger: Logger) async -> Bool {
         let context = ProximaRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
         do {
-            _ = try await AuthenticationMiddleware(store: store, cache: tokenCache).handle(request, context: context) { request, context in
-                try Self.checkEventSocket(request, context: context)
+            _ = try await AuthenticationMiddleware(store: store, cache: tokenCache, throttle: authThrottle).handle(request, context: context) { request, context in
+                try self.checkEventSocket(request, context: context)
                 return Response(status: .ok)
             }
             return true

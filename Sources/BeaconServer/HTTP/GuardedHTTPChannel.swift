@@ -12,14 +12,17 @@ struct GuardedHTTPChannel: ServerChildChannel {
 
     let upgradeChannel: HTTP1WebSocketUpgradeChannel
     let requestHeadTimeout: TimeAmount
+    let requestTimeout: TimeAmount
     let admitsEventSocket: EventSocketCheck
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let timeout = requestHeadTimeout
+        let bodyTimeout = requestTimeout
         let admits = admitsEventSocket
         return upgradeChannel.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let operations = channel.pipeline.syncOperations
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try operations.addHandler(RequestBodyDeadline(timeout: bodyTimeout), position: .after(decoder))
             try operations.addHandler(EventSocketGate(admits: admits, logger: logger), position: .after(decoder))
             try operations.addHandler(FirstRequestGuard(headTimeout: timeout), position: .after(decoder))
             return value
@@ -27,7 +30,9 @@ struct GuardedHTTPChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        await upgradeChannel.handle(value: value, logger: logger)
+        var upgradeLogger = logger
+        upgradeLogger.handler = RoutineConnectionEndFilter(base: logger.handler)
+        await upgradeChannel.handle(value: value, logger: upgradeLogger)
     }
 }
 
@@ -47,6 +52,7 @@ extension ProximaServer {
                 upgradeChannel: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                              configuration: channelConfiguration),
                 requestHeadTimeout: headTimeout,
+                requestTimeout: TimeAmount(configuration.requestTimeout),
                 admitsEventSocket: { request, channel, logger in await self.admitsEventSocket(request, channel: channel, logger: logger) }),
                 tls: tls)
         }

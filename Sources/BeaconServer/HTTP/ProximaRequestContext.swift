@@ -7,11 +7,14 @@ public struct ProximaRequestContext: RequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let webSocket: WebSocketHandlerReference<Self>
     public var principal: Principal?
+    /// The peer's IP address, which wrong tokens are throttled by ("unknown" without one).
+    public let clientAddress: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
         principal = nil
+        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 
     /// Sighting batches may be up to 5,000 sightings, about 1.2 MB of JSON.
@@ -60,26 +63,46 @@ public struct ProximaRequestContext: RequestContext, WebSocketRequestContext {
 struct AuthenticationMiddleware: RouterMiddleware {
     let store: Store
     let cache: TokenCache
+    let throttle: AuthFailureThrottle
 
     func handle(_ request: Request, context: ProximaRequestContext, next: (Request, ProximaRequestContext) async throws -> Response) async throws -> Response {
         var context = context
         if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
             let token = String(header.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
             if !token.isEmpty, token.utf8.count <= 200 {
-                context.principal = try await cache.principal(for: token, store: store)
+                context.principal = try await check(token, from: context.clientAddress) { try await cache.principal(for: token, store: store) }
             }
         } else if let token = request.uri.queryParameters["token"], request.uri.path == ProximaServer.aprilBrotherPath {
             // April Brother gateways are configured with a URL only, so their token rides in it.
             let text = String(token)
             if !text.isEmpty, text.utf8.count <= 200 {
-                context.principal = try await cache.principal(for: text, store: store)
+                context.principal = try await check(text, from: context.clientAddress) { try await cache.principal(for: text, store: store) }
             }
         } else if let token = request.uri.queryParameters["access_token"], request.uri.path.hasSuffix("/ws") {
             // Browsers cannot set headers on a WebSocket upgrade, so the event socket also takes
             // the token in the query.
-            context.principal = try await store.authenticate(token: String(token))
+            let text = String(token)
+            context.principal = try await check(text, from: context.clientAddress) { try await store.authenticate(token: text) }
         }
         return try await next(request, context)
+    }
+
+    /// Looks the token up unless its address is throttled (429 naming Authorization, with
+    /// Retry-After), and tells the throttle how it went.
+    private func check(_ token: String, from address: String, lookUp: () async throws -> Principal?) async throws -> Principal? {
+        if let wait = throttle.wait(address: address, token: token) {
+            var error = APIError(.tooManyRequests, field: "Authorization",
+                                 "too many requests with wrong tokens from this address; a token is looked up again in \(wait) s")
+            error.headers[.retryAfter] = "\(wait)"
+            throw error
+        }
+        let principal = try await lookUp()
+        if principal == nil {
+            throttle.failed(address: address)
+        } else {
+            throttle.succeeded(address: address, token: token)
+        }
+        return principal
     }
 }
 

@@ -20,6 +20,8 @@ public final class ProximaServer: Sendable {
     /// One-time dashboard sign-in codes (docs/dashboard.md).
     public let signInCodes = SignInCodes()
     let limiter: RateLimiter
+    let streams: EventStreamLimiter
+    let authThrottle: AuthFailureThrottle
     let tokenCache: TokenCache
     let webhooks: WebhookDispatcher
     let httpClient: HTTPClient
@@ -44,6 +46,8 @@ public final class ProximaServer: Sendable {
                                        fleet: configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil,
                                        rotation: rotation, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
+        self.streams = EventStreamLimiter(perToken: configuration.maxEventStreamsPerToken, total: configuration.maxEventStreams)
+        self.authThrottle = AuthFailureThrottle(burst: configuration.wrongTokenBurst, perMinute: configuration.wrongTokensPerMinute)
         self.logger = logger
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         self.webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger)
@@ -87,7 +91,7 @@ public final class ProximaServer: Sendable {
         router.add(middleware: RequestCountingMiddleware(metrics: metrics))
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: APIErrorMiddleware())
-        router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache))
+        router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache, throttle: authThrottle))
         router.add(middleware: AuditMiddleware(store: store))
         if let fleet = ingestion.fleet { router.add(middleware: RegistryChangeMiddleware(fleet: fleet)) }
 

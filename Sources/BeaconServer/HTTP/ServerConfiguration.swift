@@ -23,11 +23,23 @@ public struct ServerConfiguration: Sendable {
     /// A new connection must deliver its first complete request head (request line and
     /// headers) within this time, or it is answered 408 and closed.
     public var requestHeadTimeout: Duration = .seconds(10)
+    /// A request whose head has arrived must be complete (its whole body) within this time,
+    /// or its connection is closed: a body trickled slowly (slowloris) does not hold it.
+    public var requestTimeout: Duration = .seconds(120)
     /// A connection with no request in progress, or one whose next request stops arriving part
     /// way, is closed after this long without a complete request part.
     public var idleTimeout: Duration = .seconds(30)
     /// Largest request head in bytes; a larger one is answered 431 and the connection closed.
     public var maxHeaderBytes = 16 * 1024
+    /// Event streams (SSE and the event socket) one token may hold open at once; one more is
+    /// answered 429 naming `streams` (`--max-streams-per-token`).
+    public var maxEventStreamsPerToken = 64
+    /// Event streams the server holds open in all; one more is answered 503 (`--max-streams`).
+    public var maxEventStreams = 1024
+    /// Wrong tokens one client address may send in a burst, and how many a minute after it;
+    /// past them its unknown tokens are answered 429 without a lookup (AuthFailureThrottle).
+    public var wrongTokenBurst = 20
+    public var wrongTokensPerMinute = 30
     /// Positions and rooms per site: cycle, subject cap, calibration interval, room presence.
     public var tracking = SiteTracker.Configuration()
     /// Fleet health (Fleet/): run the checks on every batch and once a second; off only to

@@ -23,6 +23,18 @@ public struct PlannedPosition: Sendable, Hashable, Codable {
 
     public static let csvColumns = ["category", "label", "x", "y", "measured_power", "tx_power", "battery"]
 
+    private enum CodingKeys: String, CodingKey { case category, label, x, y, measuredPower, txPower, battery }
+
+    /// The optional fields may be left out, not sent as null (openapi.yaml, PlannedPosition).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(category: try container.decode(Int.self, forKey: .category), label: try container.decode(String.self, forKey: .label),
+                  x: try container.decode(Double.self, forKey: .x), y: try container.decode(Double.self, forKey: .y),
+                  measuredPower: try container.decodeOmittable(Int.self, forKey: .measuredPower),
+                  txPower: try container.decodeOmittable(Int.self, forKey: .txPower),
+                  battery: try container.decodeOmittable(String.self, forKey: .battery))
+    }
+
     /// A site plan as CSV with a header (category,label,x,y[,measured_power,tx_power,battery]).
     public static func parseCSV(_ text: String) throws(ServerInputError) -> [PlannedPosition] {
         let table = try CSV.Table(text: text, required: ["category", "label", "x", "y"])

@@ -21,6 +21,11 @@ public enum ServeRunner {
         /// When each gateway's silent beacons exit.
         public var exitRule: ExitRule = .default
         public var batchesPerSecond: Double = 200
+        /// Event streams per token and in all (`--max-streams-per-token`, `--max-streams`).
+        public var maxEventStreamsPerToken = ServerConfiguration().maxEventStreamsPerToken
+        public var maxEventStreams = ServerConfiguration().maxEventStreams
+        /// From a request's head to the end of its body (`--request-timeout`).
+        public var requestTimeout = ServerConfiguration().requestTimeout
         public var gatewayBeaconLimit = GatewaySettings.defaultBeaconLimit
         public var sightingTimeWindow = SightingTimeWindow.default
         /// HTTPS (certificate chain and key); nil serves plain HTTP.
@@ -55,6 +60,9 @@ public enum ServeRunner {
         var configuration = ServerConfiguration(instanceName: options.instanceName)
         configuration.exitRule = options.exitRule
         configuration.batchesPerSecond = options.batchesPerSecond
+        configuration.maxEventStreamsPerToken = options.maxEventStreamsPerToken
+        configuration.maxEventStreams = options.maxEventStreams
+        configuration.requestTimeout = options.requestTimeout
         configuration.gatewayBeaconLimit = options.gatewayBeaconLimit
         configuration.sightingTimeWindow = options.sightingTimeWindow
         configuration.tls = options.tls

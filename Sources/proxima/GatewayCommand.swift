@@ -105,8 +105,7 @@ struct GatewayCommand: AsyncParsableCommand {
     /// One checkpoint file per gateway token, so two gateways on one machine keep apart (FNV-1a
     /// of the token: stable across runs, and the token itself never appears in a file name).
     static func defaultEdgeCheckpoint(token: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in token.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hash = FNV1a.hash(token)
         let directory = ConfigurationDirectory.url()
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory.appendingPathComponent("edge-\(String(hash, radix: 16)).json").path

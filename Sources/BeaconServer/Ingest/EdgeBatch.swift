@@ -29,11 +29,7 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
 
         /// FNV-1a of the settings, what the compact form carries instead of the exit rule's
         /// long description (sent with every batch, it would outweigh the readings).
-        public var digest: UInt64 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in "\(exitRule)|\(beaconLimit)".utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return hash
-        }
+        public var digest: UInt64 { FNV1a.hash("\(exitRule)|\(beaconLimit)") }
     }
 
     public struct Change: Sendable, Hashable, Codable {

@@ -31,12 +31,17 @@ struct MQTTOptions: ParsableArguments {
             }
             return
         }
-        do { _ = try MQTTBrokerURL(parsing: mqtt) } catch { throw ValidationError("--mqtt: \(error)") }
+        try Self.validate(broker: mqtt, caFile: mqttCaFile)
         if let mqttRoom, mqttRoom.isEmpty || mqttRoom == "not_home" {
             throw ValidationError("--mqtt-room must be a room name other than not_home, got '\(mqttRoom)'")
         }
-        if let mqttCaFile, !FileManager.default.isReadableFile(atPath: mqttCaFile) {
-            throw ValidationError("--mqtt-ca-file: cannot read \(mqttCaFile)")
+    }
+
+    /// `--mqtt` and `--mqtt-ca-file`, as every command that publishes checks them.
+    static func validate(broker: String, caFile: String?) throws {
+        do { _ = try MQTTBrokerURL(parsing: broker) } catch { throw ValidationError("--mqtt: \(error)") }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw ValidationError("--mqtt-ca-file: cannot read \(caFile)")
         }
     }
 

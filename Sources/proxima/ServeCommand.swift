@@ -110,12 +110,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--pass-cert, --pass-key, --pass-wwdr and --public-url go together")
         }
         if let mqtt {
-            do { _ = try MQTTBrokerURL(parsing: mqtt) } catch { throw ValidationError("--mqtt: \(error)") }
+            try MQTTOptions.validate(broker: mqtt, caFile: mqttCaFile)
         } else if mqttCaFile != nil || noHomeAssistant {
             throw ValidationError("--mqtt-ca-file and --no-home-assistant need --mqtt URL")
-        }
-        if let mqttCaFile, !FileManager.default.isReadableFile(atPath: mqttCaFile) {
-            throw ValidationError("--mqtt-ca-file: cannot read \(mqttCaFile)")
         }
         if let retainEvents {
             do { _ = try EventRetention(parsing: retainEvents) } catch { throw ValidationError("--\(error.field): \(error.reason)") }

@@ -144,14 +144,24 @@ public actor GatewayUploader {
             statistics.posted += count
             statistics.batches += 1
         }
+        // Results an encoding held back (edge readings) go up on their own once due, or when
+        // the source has ended, in an empty batch of their own.
+        if !onlyFull, buffer.isEmpty, let encoding = configuration.encoding, await encoding.isDue(stopping: finished) {
+            let batch = SightingBatch(sequence: sequence, sightings: [])
+            sequence += 1
+            try await post(batch)
+            statistics.batches += 1
+        }
     }
 
     func post(_ batch: SightingBatch) async throws {
-        let (body, contentType) = if let encoding = configuration.encoding {
+        let encoded = if let encoding = configuration.encoding {
             try await encoding.encode(batch)
         } else {
             try Self.body(batch, format: configuration.uploadFormat)
         }
+        // Nothing to send yet: the encoding holds this batch's results for a later post.
+        guard let (body, contentType) = encoded else { return }
         var pause = configuration.firstRetryPause
         var taken = false
         while true {
@@ -203,9 +213,12 @@ public actor GatewayUploader {
 }
 
 /// A batch's body other than its sightings (`proxima gateway --edge`): `encode` is called once
-/// per batch, before its first attempt (retries resend the same body); `accepted` once the
-/// server took it.
+/// per batch, before its first attempt (retries resend the same body), and may answer nil to
+/// hold the batch's results for a later post; `accepted` once the server took a body.
 public protocol UploadEncoding: Sendable {
-    func encode(_ batch: SightingBatch) async throws -> (ByteBuffer, String)
+    func encode(_ batch: SightingBatch) async throws -> (ByteBuffer, String)?
     func accepted(_ batch: SightingBatch) async throws
+    /// Whether held results should go up now, in an empty batch (`stopping`: the source ended,
+    /// so everything held must go).
+    func isDue(stopping: Bool) async -> Bool
 }

@@ -81,6 +81,9 @@ public final class ChildProcess: @unchecked Sendable {
 
     public var isRunning: Bool { process.isRunning }
 
+    /// For reading the child's own figures from /proc (memory, descriptors, threads).
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     public func signal(_ number: Int32) {
         if process.isRunning { Glibc.kill(process.processIdentifier, number) }
     }

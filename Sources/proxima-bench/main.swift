@@ -17,10 +17,12 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("overload", OverloadBenchmark.run),
 ]
 
-// `fleet-week` and `queue-day` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift).
+// `fleet-week`, `queue-day` and `soak` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift, SoakRun.swift).
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "fleet-week" {
     try await FleetWeekRun.run(Array(arguments.dropFirst()))
+} else if arguments.first == "soak" {
+    try await SoakRun.run(Array(arguments.dropFirst()))
 } else if arguments.first == "queue-day" {
     try await QueueDayRun.run(Array(arguments.dropFirst()))
 } else {

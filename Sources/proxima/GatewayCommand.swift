@@ -54,6 +54,9 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "With --edge: the file keeping the engine's checkpoint across restarts (default: edge-<token digest>.json in the configuration directory).")
     var edgeCheckpoint: String?
 
+    @Option(help: "With --edge: seconds between posts that carry only ranging readings (each beacon's latest); enters and exits go up with the next batch (--interval).")
+    var edgeInterval: Double = 30
+
     @OptionGroup var source: SourceOptions
     @OptionGroup var engine: EngineOptions
     @OptionGroup var mqttOptions: MQTTOptions
@@ -76,6 +79,7 @@ struct GatewayCommand: AsyncParsableCommand {
         _ = try receiverTokens()
         if edge && !receiverToken.isEmpty { throw ValidationError("--edge posts one gateway's engine results: give --token, not --receiver-token") }
         if edgeCheckpoint != nil && !edge { throw ValidationError("--edge-checkpoint needs --edge") }
+        guard edgeInterval > 0, edgeInterval.isFinite else { throw ValidationError("--edge-interval must be a positive number of seconds, got \(edgeInterval)") }
         if let caFile {
             do { _ = try NIOSSLCertificate.fromPEMFile(caFile) } catch {
                 throw ValidationError("--ca-file: cannot read a PEM certificate from \(caFile): \(error)")
@@ -215,14 +219,15 @@ struct GatewayCommand: AsyncParsableCommand {
         configuration.uploadFormat = uploadFormat
         configuration.flushInterval = .milliseconds(Int64(interval * 1000))
         let edgeEncoding = edge ? try EdgeUploadEncoding(settings: GatewaySettings(exitRule: engine.exitRule.rule),
-                                                          checkpointPath: edgeCheckpoint ?? Self.defaultEdgeCheckpoint(token: resolvedToken ?? "")) : nil
+                                                          checkpointPath: edgeCheckpoint ?? Self.defaultEdgeCheckpoint(token: resolvedToken ?? ""),
+                                                          readingInterval: edgeInterval) : nil
         configuration.encoding = edgeEncoding
         let uploader = GatewayUploader(configuration: configuration, client: client)
         try await uploader.run(source: sightings)
         let statistics = await uploader.statistics
         try StandardOutput.line("posted \(statistics.posted) sightings in \(statistics.batches) batches (\(statistics.retries) retries, \(statistics.dropped) dropped)")
         if let edgeEncoding {
-            try StandardOutput.line("edge: \(await edgeEncoding.sightings) sightings went up as \(await edgeEncoding.uploadedBytes) bytes of engine results")
+            try StandardOutput.line("edge: \(await edgeEncoding.sightings) sightings went up as \(await edgeEncoding.uploadedBytes) bytes of engine results in \(await edgeEncoding.posts) posts")
         }
     }
 }

@@ -32,29 +32,48 @@ struct EdgeBatchTests {
         var bytes: Int
     }
 
+    enum Mode {
+        case central
+        /// Every step's results posted under its batch's sequence.
+        case edgeEveryBatch
+        /// As `proxima gateway --edge` posts: changes with the next batch, readings alone when
+        /// held this many seconds of sighting time (``EdgeSummaryHold``), the rest at the end.
+        case edgeHeld(Double)
+    }
+
     /// Posts the batches centrally or as edge batches and reads back what the server kept,
     /// without the gateway's id (each run registers its own gateway).
-    static func run(_ batches: [SightingBatch], edge: Bool) async throws -> Outcome {
+    static func run(_ batches: [SightingBatch], mode: Mode) async throws -> Outcome {
         try await RouterHarness.with { harness, client in
             var monitor = GatewayMonitor(settings: GatewaySettings())
+            var hold = EdgeSummaryHold(settings: GatewaySettings(), readingInterval: 10)
             var bytes = 0
-            for batch in batches {
-                let body: ByteBuffer
-                let contentType: String
-                if edge {
-                    let outcome = monitor.step(batch, now: RouterHarness.now)
-                    let summary = EdgeBatch(sequence: batch.sequence!, settings: GatewaySettings(), sightings: batch.sightings.count, outcome: outcome)
-                    // The compact form, as `proxima gateway --edge` posts it.
-                    body = try #require(CompactEdgeBatch.encode(summary))
-                    contentType = CompactEdgeBatch.mediaType
-                } else {
-                    body = try CompactSightingBatch.encode(batch)
-                    contentType = CompactSightingBatch.mediaType
-                }
+            func post(_ body: ByteBuffer, contentType: String) async throws {
                 bytes += body.readableBytes
                 try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway, contentType: contentType), body: body) { response in
                     #expect(response.status == .accepted, "\(response.text)")
                 }
+            }
+            for batch in batches {
+                switch mode {
+                case .central:
+                    try await post(try CompactSightingBatch.encode(batch), contentType: CompactSightingBatch.mediaType)
+                case .edgeEveryBatch:
+                    let outcome = monitor.step(batch, now: RouterHarness.now)
+                    let summary = EdgeBatch(sequence: batch.sequence!, settings: GatewaySettings(), sightings: batch.sightings.count, outcome: outcome)
+                    // The compact form, as `proxima gateway --edge` posts it.
+                    try await post(try #require(CompactEdgeBatch.encode(summary)), contentType: CompactEdgeBatch.mediaType)
+                case .edgeHeld(let interval):
+                    if hold.readingInterval != interval { hold = EdgeSummaryHold(settings: GatewaySettings(), readingInterval: interval) }
+                    let now = batch.sightings.last?.time ?? 0
+                    hold.add(monitor.step(batch, now: RouterHarness.now), sightings: batch.sightings.count, now: now)
+                    if hold.isDue(at: now) {
+                        try await post(try #require(CompactEdgeBatch.encode(hold.take(sequence: batch.sequence!))), contentType: CompactEdgeBatch.mediaType)
+                    }
+                }
+            }
+            if hold.isHolding {
+                try await post(try #require(CompactEdgeBatch.encode(hold.take(sequence: batches.count + 1))), contentType: CompactEdgeBatch.mediaType)
             }
             var json = harness.headers(.readOnly)
             json[.accept] = "application/json"
@@ -81,13 +100,43 @@ struct EdgeBatchTests {
     @Test(arguments: ["retail.json", "museum.json"])
     func edgeResultsEqualCentralProcessing(file: String) async throws {
         let batches = try Self.batches(file, seconds: 900, batchSize: 200)
-        let central = try await Self.run(batches, edge: false)
-        let edge = try await Self.run(batches, edge: true)
+        let central = try await Self.run(batches, mode: .central)
+        let edge = try await Self.run(batches, mode: .edgeEveryBatch)
+        let held = try await Self.run(batches, mode: .edgeHeld(10))
         #expect(!central.events.isEmpty && !central.ranging.isEmpty, "the scenario made no events or ranging state")
         #expect(edge.events == central.events)
         #expect(edge.ranging == central.ranging)
+        #expect(held.events == central.events)
+        #expect(held.ranging == central.ranging)
+        #expect(held.bytes < edge.bytes, "holding readings should send fewer bytes: \(held.bytes) against \(edge.bytes)")
         let sightings = batches.reduce(0) { $0 + $1.sightings.count }
-        print("edge \(file): \(sightings) sightings in \(batches.count) batches, \(central.events.count) events; compact \(central.bytes) bytes, edge \(edge.bytes) bytes (\(String(format: "%.1f", Double(central.bytes) / Double(edge.bytes)))× less)")
+        print("edge \(file): \(sightings) sightings in \(batches.count) batches, \(central.events.count) events; compact \(central.bytes) bytes, edge \(edge.bytes) bytes (\(String(format: "%.1f", Double(central.bytes) / Double(edge.bytes)))× less), held readings \(held.bytes) bytes")
+    }
+
+    @Test func heldResultsGoUpWithTheNextChangeOrWhenTheReadingIntervalEnds() {
+        let identity = BeaconIdentity(uuid: UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 1, minor: 2)
+        func reading(_ rssi: Double, at time: Double) -> GatewayMonitor.Reading {
+            GatewayMonitor.Reading(identity: identity, rssi: rssi, distance: 1, proximity: "near", time: time)
+        }
+        var hold = EdgeSummaryHold(settings: GatewaySettings(), readingInterval: 10)
+        #expect(!hold.isHolding && !hold.isDue(at: 0))
+        var step = GatewayMonitor.StepOutcome(duplicate: false)
+        step.readings = [reading(-60, at: 100)]
+        hold.add(step, sightings: 5, now: 100)
+        #expect(hold.isHolding && !hold.isDue(at: 109.9) && hold.isDue(at: 110))
+        step.readings = [reading(-70, at: 101)]
+        hold.add(step, sightings: 3, now: 101)
+        #expect(!hold.isDue(at: 101), "readings alone wait for the interval")
+        var change = GatewayMonitor.StepOutcome(duplicate: false)
+        change.changes = [GatewayMonitor.Change(identity: identity, transition: .exit, time: 102)]
+        hold.add(change, sightings: 1, now: 102)
+        #expect(hold.isDue(at: 102), "an exit goes up at once")
+        hold.add(GatewayMonitor.StepOutcome(duplicate: true), sightings: 50, now: 102)
+        let batch = hold.take(sequence: 9)
+        #expect(batch.sequence == 9 && batch.sightings == 9, "a duplicate step adds nothing")
+        #expect(batch.readings.count == 1 && batch.readings.first?.rssi == -70 && batch.readings.first?.time == 101, "only the latest reading of a beacon")
+        #expect(batch.changes.map(\.transition) == ["exit"])
+        #expect(!hold.isHolding)
     }
 
     @Test func theCompactFormCarriesExactlyTheJSONFormsValues() throws {

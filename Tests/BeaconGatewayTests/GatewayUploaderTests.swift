@@ -126,6 +126,45 @@ struct GatewayUploaderTests {
         try await server.channel.close()
     }
 
+    /// Holds every batch's sightings and sends them all as one batch when asked (edge mode holds
+    /// its readings the same way).
+    actor HoldingEncoding: UploadEncoding {
+        private(set) var held: [Sighting] = []
+        private(set) var accepted = 0
+
+        func encode(_ batch: SightingBatch) async throws -> (ByteBuffer, String)? {
+            guard batch.sightings.isEmpty else {
+                held += batch.sightings
+                return nil
+            }
+            defer { held.removeAll() }
+            return (ByteBuffer(bytes: try JSONEncoder().encode(SightingBatch(sequence: batch.sequence, sightings: held))), "application/json")
+        }
+
+        func accepted(_ batch: SightingBatch) async throws { accepted += 1 }
+
+        func isDue(stopping: Bool) async -> Bool { stopping && !held.isEmpty }
+    }
+
+    @Test func resultsAnEncodingHeldGoUpWhenTheSourceEnds() async throws {
+        let server = try await ScriptedIngestServer(statuses: [.accepted])
+        let encoding = HoldingEncoding()
+        var configuration = Self.configuration(server.url)
+        configuration.encoding = encoding
+        let uploader = GatewayUploader(configuration: configuration, firstSequence: 100)
+        let (source, continuation) = AsyncThrowingStream<Sighting, any Error>.makeStream()
+        for time in 0..<10 { continuation.yield(Self.sighting(Double(time))) }
+        continuation.finish()
+        try await uploader.run(source: source)
+        // Batches 100–102 were held (4, 4 and 2 sightings); 103 carried them all.
+        #expect(server.batches.map(\.sequence) == [103])
+        #expect(server.batches.flatMap(\.sightings).map(\.time) == (0..<10).map(Double.init))
+        #expect(await encoding.accepted == 1)
+        #expect(await encoding.held.isEmpty)
+        #expect(await uploader.statistics.posted == 10)
+        try await server.channel.close()
+    }
+
     @Test func aRefusalIsNotRetried() async throws {
         let server = try await ScriptedIngestServer(statuses: [.unauthorized])
         let uploader = GatewayUploader(configuration: Self.configuration(server.url), firstSequence: 0)

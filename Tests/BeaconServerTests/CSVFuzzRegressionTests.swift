@@ -20,6 +20,21 @@ import Testing
         #expect(try Directory.parseCSV(exported, organisation: Self.organisation) == directory)
     }
 
+    /// Rows are grouped into locations by UUID and major in the order each first appears,
+    /// however many there are and however they interleave (the lookup is by key now, not a scan).
+    @Test func manyInterleavedMajorsGroupInFirstSeenOrder() throws {
+        let majors = (1...3000).map { ($0 * 7919) % 65_000 + 1 }
+        var text = "uuid,major,site,minor,label\n"
+        for round in 0..<2 {
+            for major in majors {
+                text += "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,\(major),site \(major),\(1001 + round),beacon \(round)\n"
+            }
+        }
+        let directory = try Directory.parseCSV(text, organisation: Self.organisation)
+        #expect(directory.locations.map { Int($0.major) } == majors)
+        #expect(directory.locations.allSatisfy { $0.minors.map(\.minor) == [1001, 1002] })
+    }
+
     /// The same for a quote followed by a combining mark (one Character): it must be doubled.
     @Test func quoteWithACombiningMarkSurvivesRendering() throws {
         let rows = [["say \"\u{301}hi", "a\r\nb", "plain"]]

@@ -56,6 +56,9 @@ public struct Directory: Sendable, Hashable, Codable {
         let table = try CSV.Table(text: text, required: ["uuid", "major", "site", "minor", "label"])
         var categories: [String: String] = [:]
         var locations: [Location] = []
+        // Found by key, not by scanning `locations`: a file of many distinct majors would
+        // otherwise cost time quadratic in its rows.
+        var locationIndex: [LocationKey: Int] = [:]
         for row in table.rows.indices {
             let uuidText = try table.required("uuid", row: row)
             guard let uuid = UUID(uuidString: uuidText) else {
@@ -71,9 +74,10 @@ public struct Directory: Sendable, Hashable, Codable {
             if let name = table.text("category_name", row: row) { categories[String(category)] = name }
             let entry = Entry(minor: minor, category: category, label: try table.required("label", row: row),
                               x: try table.double("x", row: row) ?? 0, y: try table.double("y", row: row) ?? 0)
-            if let index = locations.firstIndex(where: { $0.uuid == uuid && $0.major == major }) {
+            if let index = locationIndex[LocationKey(uuid: uuid, major: major)] {
                 locations[index].minors.append(entry)
             } else {
+                locationIndex[LocationKey(uuid: uuid, major: major)] = locations.count
                 locations.append(Location(uuid: uuid, major: major, name: try table.required("site", row: row),
                                           address: table.text("address", row: row) ?? "",
                                           planWidth: try table.double("plan_width", row: row) ?? 0,
@@ -81,6 +85,11 @@ public struct Directory: Sendable, Hashable, Codable {
             }
         }
         return Directory(organisation: organisation, categories: categories, locations: locations)
+    }
+
+    private struct LocationKey: Hashable {
+        var uuid: UUID
+        var major: UInt16
     }
 
     private static func sixteenBits(_ value: Int?, column: String, row: Int) throws(ServerInputError) -> UInt16 {

@@ -34,9 +34,22 @@ enum ServerBenchmark {
         try await BenchServer.eachDatabase(measure)
     }
 
+    /// `PROXIMA_BENCH_SECURITY=compare` puts each gateway in a site of its own with its 20
+    /// beacons registered at its place (so the spoof checks have work: docs/security.md, "In the
+    /// server"), and measures each row without the checks, then with them, on fresh databases.
+    static var comparesSecurity: Bool { ProcessInfo.processInfo.environment["PROXIMA_BENCH_SECURITY"] == "compare" }
+
     static func measure(name: String, location: DatabaseLocation) async throws {
         var jsonRate: [Int: Double] = [:]
         for (index, row) in rows.enumerated() {
+            if comparesSecurity {
+                let without = try await measure(name: name + " without security checks", location: try BenchServer.fresh(location, suffix: "\(index)-off"),
+                                                row: row, security: false)
+                let with = try await measure(name: name + " with security checks", location: try BenchServer.fresh(location, suffix: "\(index)-on"),
+                                             row: row, security: true)
+                print(String(format: "%@ %@ %d/batch: with/without security checks = %.3f× the rate", name, row.format.rawValue, row.batchSize, with / without))
+                continue
+            }
             let rowLocation = try BenchServer.fresh(location, suffix: "\(index)")
             let rate = try await measure(name: name, location: rowLocation, row: row)
             if row.format == .json {
@@ -47,11 +60,20 @@ enum ServerBenchmark {
         }
     }
 
-    static func measure(name: String, location: DatabaseLocation, row: Row) async throws -> Double {
-        let bench = try await BenchServer.start(location)
+    static func measure(name: String, location: DatabaseLocation, row: Row, security: Bool? = nil) async throws -> Double {
+        let bench = try await BenchServer.start(location) { configuration in
+            if let security { configuration.securityChecks = security }
+        }
         var tokens: [String] = []
+        var organisation: UUID?
+        if security != nil {
+            try await bench.store.setCategory(Category(code: 1, name: "Shelf"))
+            organisation = try await bench.store.createOrganisation(name: "bench", proximityUUIDs: [uuid]).id
+        }
         for index in 0..<gateways {
-            tokens.append(try await bench.store.registerGateway(name: "bench-\(index)").1.token)
+            var siteID: Int?
+            if let organisation { siteID = try await registerSite(gateway: index, organisation: organisation, store: bench.store) }
+            tokens.append(try await bench.store.registerGateway(name: "bench-\(index)", siteID: siteID).1.token)
         }
         let bodies = try (0..<gateways).map { try makeBodies(gateway: $0, row: row) }
         let gatewayTokens = tokens
@@ -72,11 +94,27 @@ enum ServerBenchmark {
         let sightings = gateways * row.batchesPerGateway * row.batchSize
         let events = try await bench.store.events(after: 0, limit: 1_000_000).count
         let rate = Double(sightings) / seconds
-        print(String(format: "%@ %@ %d/batch: %d sightings in %.2f s = %.0f sightings/s (%d batches from %d gateways, %.0f bytes/sighting, %d region events)",
+        print(String(format: "%@ %@ %d/batch: %d sightings in %.2f s = %.0f sightings/s (%d batches from %d gateways, %.0f bytes/sighting, %d events)",
                      name, row.format.rawValue, row.batchSize, sightings, seconds, rate, gateways * row.batchesPerGateway, gateways,
                      Double(bytes) / Double(sightings), events))
         try await bench.stop()
         return rate
+    }
+
+    static let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+
+    /// A site (major `gateway + 1`) with the gateway's 20 beacons deployed at its place and a map
+    /// that places the gateway: honest traffic for the coverage check.
+    static func registerSite(gateway: Int, organisation: UUID, store: Store) async throws -> Int {
+        let site = try await store.createSite(NewSite(organisationID: organisation, uuid: uuid, major: UInt16(gateway + 1),
+                                                      name: "bench site \(gateway)", planWidth: 50, planHeight: 50))
+        for minor in 1...20 {
+            _ = try await store.addBeacon(NewBeacon(siteID: site.id, category: 1, label: "shelf \(minor)", position: PlanPosition(x: 25, y: 25),
+                                                    minor: UInt16(minor), state: .deployed))
+        }
+        let map = #"{"venue": {"width": 50, "height": 50}, "receivers": [{"name": "bench-\#(gateway)", "position": {"x": 25, "y": 25}}]}"#
+        _ = try await store.setSiteMap(siteID: site.id, document: Data(map.utf8))
+        return site.id
     }
 
     /// Pre-encoded batches: each gateway hears 20 beacons, some coming and going.

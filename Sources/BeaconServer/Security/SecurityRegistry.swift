@@ -9,11 +9,13 @@ import SQLKit
 struct SecurityRegistry: Sendable {
     struct Gateway: Sendable {
         var name: String
-        var siteID: Int
+        /// Nil for a gateway without a site, which no detector checks.
+        var siteID: Int?
     }
 
     var sites: [Int: SecuritySite] = [:]
-    /// By gateway (or device) id; gateways without a site are left out.
+    /// Every gateway (and device) by id, so one without a site is known and does not make each
+    /// of its batches read the registry again.
     var gateways: [String: Gateway] = [:]
     var gatewayIDsByName: [String: String] = [:]
     var beaconPlaces: [BeaconIdentity: (siteID: Int, label: String)] = [:]
@@ -40,11 +42,10 @@ struct SecurityRegistry: Sendable {
             }
         }
         for (id, gateway) in fleet.gatewaysByID {
-            guard let siteID = gateway.siteID else { continue }
-            gateways[id] = Gateway(name: gateway.name, siteID: siteID)
+            gateways[id] = Gateway(name: gateway.name, siteID: gateway.siteID)
             gatewayIDsByName[gateway.name] = id
         }
-        for siteID in Set(gateways.values.map(\.siteID)).union(beacons.keys) {
+        for siteID in Set(gateways.values.compactMap(\.siteID)).union(beacons.keys) {
             sites[siteID] = SecuritySite(beacons: beacons[siteID] ?? [:], receivers: receivers[siteID] ?? [:], settings: settings)
         }
     }

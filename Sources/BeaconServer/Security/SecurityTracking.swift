@@ -109,12 +109,12 @@ public final class SecurityTracking: Sendable {
         let known = state.withLock { $0.registry.gateways[gatewayID] != nil }
         try await refreshRegistry(store: store, force: !known)
         let raised = state.withLock { state -> [SecurityAlert] in
-            guard let gateway = state.registry.gateways[gatewayID], let site = state.registry.sites[gateway.siteID] else { return [] }
-            if state.detectors[gateway.siteID] == nil, state.detectors.count >= siteLimit,
+            guard let gateway = state.registry.gateways[gatewayID], let siteID = gateway.siteID, let site = state.registry.sites[siteID] else { return [] }
+            if state.detectors[siteID] == nil, state.detectors.count >= siteLimit,
                let coldest = state.detectors.min(by: { $0.value.lastFed < $1.value.lastFed })?.key {
                 state.detectors.removeValue(forKey: coldest)
             }
-            var entry = state.detectors.removeValue(forKey: gateway.siteID) ?? SiteDetector(detector: SecurityDetector(site: site), lastFed: serverTime)
+            var entry = state.detectors.removeValue(forKey: siteID) ?? SiteDetector(detector: SecurityDetector(site: site), lastFed: serverTime)
             entry.lastFed = serverTime
             var alerts: [SecurityAlert] = []
             for sighting in sightings {
@@ -123,7 +123,7 @@ public final class SecurityTracking: Sendable {
                                                       advertisedPower: frame.measuredPower, receiverTime: sighting.time, serverTime: serverTime)
                 entry.detector.receive(observation, into: &alerts)
             }
-            state.detectors[gateway.siteID] = entry
+            state.detectors[siteID] = entry
             return alerts
         }
         let cleared = try await clearQuiet(store: store)

@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT",
+                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT", "BeaconSecurity",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -99,6 +99,22 @@ public enum FleetCheck: String, Sendable, Hashable, Codable, CaseIterable {
     /// A rotating beacon's identity heard outside its window (yesterday's, replayed); raised by
     /// the server's rotation resolver, not by these checks, and left open for an operator.
     case rotationReplay
+    // The spoof and replay checks (BeaconSecurity, issue 15), raised by the server's security
+    // detectors and cleared after a quiet period; the reason is the detector's.
+    /// A gateway's clock leads the server's, or jumped or drifted from its usual offset.
+    case clockSkew
+    /// A gateway's sightings arrived long after their timestamps: held back or replayed.
+    case staleSightings
+    /// One identity heard at places farther apart than a walk allows in the time between.
+    case impossibleTrace
+    /// A fixed beacon heard by a gateway too strongly for the distance between them.
+    case outOfCoverage
+    /// A fixed beacon's RSSI at a gateway rose abruptly above its long mean.
+    case rssiShift
+    /// A registered beacon's identity heard from a second address.
+    case secondAddress
+    /// A phone heard a fixed beacon as if beside it but none of the beacons around it.
+    case absentNeighbours
 }
 
 /// What a check found about one subject, with a reason a person can read.

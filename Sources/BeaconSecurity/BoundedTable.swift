@@ -15,12 +15,15 @@ struct BoundedTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// `update` changed it; returns what `update` returned.
     mutating func withValue<Result>(for key: Key, at time: Double, make: () -> Value,
                                     _ update: (inout Value) -> Result) -> Result {
-        if entries[key] == nil, entries.count >= capacity { evictLeastRecentlyUsed() }
-        var entry = entries.removeValue(forKey: key) ?? (make(), time)
+        if entries.count >= capacity, entries[key] == nil { evictLeastRecentlyUsed() }
+        // Changed in place through the dictionary's accessor: one lookup, and no copy of the value.
+        return Self.touch(&entries[key, default: (make(), time)], at: time, update)
+    }
+
+    private static func touch<Result>(_ entry: inout (value: Value, used: Double), at time: Double,
+                                      _ update: (inout Value) -> Result) -> Result {
         entry.used = Swift.max(entry.used, time)
-        let result = update(&entry.value)
-        entries[key] = entry
-        return result
+        return update(&entry.value)
     }
 
     func value(for key: Key) -> Value? { entries[key]?.value }

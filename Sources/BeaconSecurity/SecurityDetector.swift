@@ -6,12 +6,14 @@ import BeaconRotation
 /// it returns the alerts that sighting raised. Its state is bounded by the site's capacities,
 /// and the work per sighting does not grow with history.
 public struct SecurityDetector: Sendable {
-    public let site: SecuritySite
+    public private(set) var site: SecuritySite
     private var settings: SecuritySettings { site.settings }
     private var clocks: BoundedTable<String, ReceiverClock>
     private var identities: BoundedTable<BeaconIdentity, IdentityTrace>
     private var signalPairs: BoundedTable<SignalPair, SignalBaseline>
     private var raised: BoundedTable<RaiseKey, Double>
+    private var hearings: BoundedTable<String, ReceiverHearing>
+    private var neighbours: NeighbourIndex
     /// The rotating beacons' identities around `latest`, rebuilt at each period boundary.
     private var rotationIndex: RotationIndex<BeaconIdentity>?
     private var latest = -Double.infinity
@@ -22,11 +24,28 @@ public struct SecurityDetector: Sendable {
         identities = BoundedTable(capacity: site.settings.identityCapacity)
         signalPairs = BoundedTable(capacity: site.settings.pairCapacity)
         raised = BoundedTable(capacity: site.settings.identityCapacity + site.settings.receiverCapacity)
+        hearings = BoundedTable(capacity: site.settings.receiverCapacity)
+        neighbours = NeighbourIndex(site: site)
     }
 
-    /// How many identities, receivers and beacon–gateway pairs the detector currently remembers.
-    public var trackedCounts: (identities: Int, receivers: Int, pairs: Int, raised: Int) {
-        (identities.count, clocks.count, signalPairs.count, raised.count)
+    /// Takes a changed registry (beacons, gateways, positions) and keeps what was learnt:
+    /// clocks, traces, RSSI baselines and raised alerts. The capacities stay those of `init`.
+    public mutating func update(site: SecuritySite) {
+        guard site != self.site else { return }
+        self.site = site
+        neighbours = NeighbourIndex(site: site)
+        rotationIndex = nil
+    }
+
+    /// How many identities, receivers, beacon–gateway pairs, raised alerts and phones the
+    /// detector currently remembers.
+    public var trackedCounts: (identities: Int, receivers: Int, pairs: Int, raised: Int, phones: Int) {
+        (identities.count, clocks.count, signalPairs.count, raised.count, hearings.count)
+    }
+
+    /// The registered neighbours of a fixed beacon, nearest first (for tests and explanations).
+    public func neighbourNames(of identity: BeaconIdentity) -> [String] {
+        neighbours.neighbours[identity]?.map(\.name) ?? []
     }
 
     /// Checks one sighting; the alerts it raises are appended to `alerts`.
@@ -35,7 +54,10 @@ public struct SecurityDetector: Sendable {
         guard let observation = resolveRotation(heard, into: &alerts) else { return }
         let registered = site.beacons[observation.identity]
         if let registered { checkAddress(observation, registered: registered, into: &alerts) }
-        guard let receiverPosition = site.receivers[observation.receiver] else { return }
+        guard let receiverPosition = site.receivers[observation.receiver] else {
+            if let registered, registered.position != nil { checkNeighbours(observation, beacon: registered, into: &alerts) }
+            return
+        }
         let power = registered?.measuredPower ?? observation.advertisedPower ?? .appleDefault
         guard let bound = site.distanceBound(rssi: observation.rssi, measuredPower: power) else { return }
         if let registered, let beaconPosition = registered.position {
@@ -131,6 +153,28 @@ public struct SecurityDetector: Sendable {
         let rssi = observation.rssi.map { "\($0) dBm" } ?? "?"
         raise(.outOfCoverage, identity: observation.identity, receivers: [observation.receiver], time: observation.serverTime, into: &alerts,
               reason: "fixed beacon \(beacon.name) at \(beaconPosition) heard by \(observation.receiver) at \(rssi), so within \(format(bound)) m of it, but \(observation.receiver) is \(format(distance)) m away (\(settings.strikesToAlert) such sightings within \(format(settings.strikeWindow)) s): a copy is transmitting near \(observation.receiver)")
+    }
+
+    // MARK: - Cross-reference with the neighbours a phone hears
+
+    /// A phone (a receiver the site does not place) that hears a fixed beacon as if it stood at
+    /// it, yet heard none of the beacon's registered neighbours for `neighbourWindow` seconds.
+    private mutating func checkNeighbours(_ observation: SecurityObservation, beacon: SecuritySite.Beacon, into alerts: inout [SecurityAlert]) {
+        let settings = self.settings
+        let time = observation.serverTime
+        let around = neighbours.neighbours[observation.identity] ?? []
+        let claims = observation.rssi.map { Double($0) >= Double(beacon.measuredPower.dBm) - settings.neighbourClaimMargin } ?? false
+        let strike = hearings.withValue(for: observation.receiver, at: time, make: { ReceiverHearing(at: time) }) { hearing -> Bool in
+            hearing.heard(observation.identity, at: time, gap: settings.neighbourWindow / 3)
+            guard claims, around.count >= settings.minimumNeighbours, time - hearing.listeningSince >= settings.neighbourWindow,
+                  !hearing.heardAny(of: around, since: time - settings.neighbourWindow) else { return false }
+            return hearing.strikes.strike(at: time, limit: settings.strikesToAlert, window: settings.strikeWindow)
+        }
+        guard strike else { return }
+        let rssi = observation.rssi.map { "\($0) dBm" } ?? "?"
+        let names = around.map { "\($0.name) (\(format($0.distance)) m)" }.joined(separator: ", ")
+        raise(.absentNeighbours, identity: observation.identity, receivers: [observation.receiver], time: time, into: &alerts,
+              reason: "\(observation.receiver) hears fixed beacon \(beacon.name) (\(short(observation.identity))) at \(rssi), as if beside it, but heard none of the \(around.count) beacons around it in the last \(format(settings.neighbourWindow)) s: \(names): a copy of \(beacon.name) is transmitting near \(observation.receiver)")
     }
 
     // MARK: - Impossible traces

@@ -50,6 +50,9 @@ public struct SecurityAlert: Sendable, Hashable, Codable {
         case secondAddress
         /// A rotating beacon's identity of a past period (or too far ahead): recorded and played back.
         case replayedIdentity
+        /// A phone heard a fixed beacon strongly but none of the fixed beacons around it: a copy
+        /// of the beacon is near the phone, far from the real one.
+        case absentNeighbours
     }
 
     public var kind: Kind

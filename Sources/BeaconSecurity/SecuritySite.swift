@@ -101,6 +101,22 @@ public struct SecuritySettings: Sendable, Hashable {
     public var identityCapacity = 10_000
     public var receiverCapacity = 10_000
     public var pairCapacity = 100_000
+    /// The neighbour check (a phone claiming a fixed beacon whose neighbours it does not hear):
+    /// a fixed beacon's neighbours are the fixed beacons a receiver at its place hears at this
+    /// RSSI or more, predicted with `neighbourPathLossExponent` (high, so it errs toward near).
+    public var neighbourHearingRSSI = -90.0
+    public var neighbourPathLossExponent = 3.0
+    /// At most this many nearest neighbours are kept per beacon.
+    public var neighbourLimit = 8
+    /// A beacon with fewer registered neighbours is not checked: one neighbour switched off must
+    /// not make a phone look like a victim.
+    public var minimumNeighbours = 2
+    /// A phone's sighting claims to be at a beacon when its RSSI is within this many dB of the
+    /// beacon's measured power (about 3 m with exponent 2).
+    public var neighbourClaimMargin = 10.0
+    /// Seconds of a phone's sightings the neighbours are looked for in; a phone heard for less
+    /// than this is not judged yet.
+    public var neighbourWindow = 30.0
 
     public init() {}
 }

@@ -90,6 +90,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "With --mqtt, do not publish Home Assistant discovery configs for the tracked subjects' rooms.")
     var noHomeAssistant = false
 
+    @Flag(help: "Do not run the spoof and replay checks on ingested sightings (docs/security.md, \"In the server\"); they run by default.")
+    var noSecurityChecks = false
+
     @Option(help: "A file holding the 32-byte key (64 hex digits, base64 or raw) that seals rotation keys at rest; without it rotation keys are refused.")
     var secretKeyFile: String?
 
@@ -142,6 +145,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.gatewayBeaconLimit = gatewayBeaconLimit
         options.sightingTimeWindow.past = sightingMaxAge
         options.eventRetention = try retainEvents.map { try EventRetention(parsing: $0) }
+        options.securityChecks = !noSecurityChecks
         if let mqtt {
             let broker = try MQTTBrokerURL(parsing: mqtt)
             var client = MQTTClient.Configuration(broker: broker, clientIdentifier: "proxima-serve-\(options.instanceName)")

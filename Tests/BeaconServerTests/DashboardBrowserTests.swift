@@ -1,4 +1,6 @@
 import AsyncHTTPClient
+import BeaconGateway
+import BeaconKit
 @testable import BeaconServer
 import Foundation
 import NIOCore
@@ -237,6 +239,24 @@ struct DashboardBrowserTests {
         try await browser.waitFor("an acknowledge button", timeout: .seconds(10), "return document.querySelector('button.ack') !== null")
         try await browser.click("button.ack")
         try await browser.waitFor("the acknowledgement", "return [...document.querySelectorAll('#alert-table td')].some(td => td.textContent.includes('acknowledged by floor manager'))")
+
+        // Security (docs/security.md, "In the server"): a copy of West Door transmitting beside
+        // gw-east, 43 m from the beacon, is an outOfCoverage alert in the same table, without a reload.
+        let eastGateway = APIClient(base: base, token: try #require(seeded.receiverTokens["gw-east"]))
+        let westDoor = BeaconIdentity(uuid: UUID(uuidString: uuid)!, major: 1, minor: 1001)
+        let now = Date().timeIntervalSince1970
+        let copies = (0..<5).map { step in
+            Sighting(time: now - 1 + Double(step) * 0.2, receiver: "gw-east", address: BluetoothAddress(rawValue: 0xC0_0000_0001), rssi: -55,
+                     frame: .iBeacon(IBeaconFrame(identity: westDoor, measuredPower: MeasuredPower(-59))))
+        }
+        _ = try await eastGateway.data("POST", "/v1/sightings", body: try JSONEncoder().encode(SightingBatch(sequence: nil, sightings: copies)))
+        let securityRow = try await browser.waitFor("the security alert", timeout: .seconds(15), """
+            const row = [...document.querySelectorAll('#alert-table tr')].find(tr => tr.textContent.includes('outOfCoverage'));
+            return row ? row.textContent : null
+            """)
+        #expect(securityRow.string?.contains("West Door") == true, "\(securityRow)")
+        #expect(securityRow.string?.contains("heard by gw-east at -55 dBm") == true, "\(securityRow)")
+        #expect(try await browser.run("return window.proximaNoReload === true && performance.getEntriesByType('navigation').length === 1").bool == true)
 
         // The battery trend of b4 comes from the server's hourly readings: a chart exactly when
         // the server has readings for it.

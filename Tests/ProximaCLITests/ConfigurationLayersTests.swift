@@ -115,3 +115,22 @@ import Testing
         #expect(outcome.status == 0, "\(outcome.standardError)")
     }
 }
+
+/// `serve --no-security-checks` (docs/security.md, "In the server") in the options file.
+@Suite struct SecurityChecksOptionTests {
+    @Test func noSecurityChecksComesFromTheOptionsFileAndABadValueIsRefused() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("proxima.conf").path
+        try "[serve]\nno-security-checks = true\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let fromFile = try ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
+        #expect(fromFile.status == 0, "\(fromFile.standardError)")
+        #expect(fromFile.standardOutput.contains("no-security-checks = true  (\(path):2)"), "\(fromFile.standardOutput)")
+
+        try "[serve]\nno-security-checks = maybe\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let refused = try ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
+        #expect(refused.status != 0)
+        #expect(refused.standardError.contains("'no-security-checks' is a flag: true or false, found 'maybe'"), "\(refused.standardError)")
+    }
+}

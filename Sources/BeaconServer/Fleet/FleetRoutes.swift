@@ -79,8 +79,9 @@ extension ProximaServer {
     /// after moving their clock.
     @discardableResult
     public func evaluateFleet() async throws -> [StoredEvent] {
-        guard let fleet = ingestion.fleet else { return [] }
-        let events = try await fleet.evaluate(store: store)
+        let fleetEvents = try await ingestion.fleet?.evaluate(store: store) ?? []
+        // Security alerts that went quiet are cleared even when no batch arrives.
+        let events = fleetEvents + (try await ingestion.security?.clearQuiet(store: store) ?? [])
         guard !events.isEmpty else { return events }
         metrics.events.increment(by: Int64(events.count))
         await signal.notify()
@@ -114,14 +115,16 @@ extension ServerMetrics {
 /// acknowledgements change no registry).
 struct RegistryChangeMiddleware: RouterMiddleware {
     typealias Context = ProximaRequestContext
-    let fleet: FleetTracking
+    let fleet: FleetTracking?
+    let security: SecurityTracking?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let response = try await next(request, context)
         let path = request.uri.path
         if request.method != .get, request.method != .head, response.status.code < 400, path.hasPrefix("/v1/"),
            !path.hasPrefix("/v1/sightings"), !path.hasPrefix("/v1/fleet") {
-            fleet.registryChanged()
+            fleet?.registryChanged()
+            security?.registryChanged()
         }
         return response
     }

@@ -44,6 +44,7 @@ public final class ProximaServer: Sendable {
                                        window: configuration.sightingTimeWindow,
                                        positions: PositionTracking(configuration: configuration.tracking),
                                        fleet: configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil,
+                                       security: configuration.securityChecks ? SecurityTracking(clock: clock) : nil,
                                        rotation: rotation, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
         self.streams = EventStreamLimiter(perToken: configuration.maxEventStreamsPerToken, total: configuration.maxEventStreams)
@@ -93,7 +94,9 @@ public final class ProximaServer: Sendable {
         router.add(middleware: APIErrorMiddleware())
         router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache, throttle: authThrottle))
         router.add(middleware: AuditMiddleware(store: store))
-        if let fleet = ingestion.fleet { router.add(middleware: RegistryChangeMiddleware(fleet: fleet)) }
+        if ingestion.fleet != nil || ingestion.security != nil {
+            router.add(middleware: RegistryChangeMiddleware(fleet: ingestion.fleet, security: ingestion.security))
+        }
 
         router.get("/health") { [store] _, _ in
             guard let problem = await store.database.probe() else { return try Self.json(["status": "ok", "database": "ok"]) }

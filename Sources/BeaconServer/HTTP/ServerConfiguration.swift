@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     /// measure what they cost.
     public var fleetChecks = true
     public var fleet = FleetSettings()
+    /// Spoof and replay detection (Security/, `--no-security-checks` turns it off): a detector
+    /// per site on every sighting, its alerts stored as fleet alerts.
+    public var securityChecks = true
     /// Bounds of devices and messages of the day (Apps/).
     public var apps = AppLimits()
     /// Wallet passes: the signing identity and public URL; nil answers the pass endpoints 503.

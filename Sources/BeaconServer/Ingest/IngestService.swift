@@ -35,6 +35,9 @@ public final class IngestService: Sendable {
     public let positions: PositionTracking
     /// Fleet health, fed every accepted batch after it is committed (Fleet/); nil when off.
     public let fleet: FleetTracking?
+    /// Spoof and replay checks per site, fed every accepted batch with the server's arrival
+    /// time (Security/); nil when off (`--no-security-checks`).
+    public let security: SecurityTracking?
     /// Consent and messages of the day for batches posted by devices (Apps/).
     public let devices = DeviceIngestion()
     /// Rotating identities (Security/): mapped to their registered beacon before the engine
@@ -53,9 +56,10 @@ public final class IngestService: Sendable {
 
     public init(store: Store, instance: String, settings: GatewaySettings = GatewaySettings(),
                 window: SightingTimeWindow = .default, positions: PositionTracking = PositionTracking(),
-                fleet: FleetTracking? = nil, rotation: RotationResolver? = nil,
+                fleet: FleetTracking? = nil, security: SecurityTracking? = nil, rotation: RotationResolver? = nil,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
+        self.security = security
         self.rotation = rotation
         self.instance = instance
         self.settings = settings
@@ -110,6 +114,10 @@ public final class IngestService: Sendable {
         }
         if !result.duplicate, keepsPositions, let fleet, try await fleet.observe(gatewayID: gatewayID, sightings: batch.sightings, store: store) {
             fed.events += try await fleet.evaluate(store: store)
+        }
+        // A device that did not consent to positions is not followed by these checks either.
+        if !result.duplicate, keepsPositions, let security {
+            fed.events += try await security.observe(gatewayID: gatewayID, sightings: batch.sightings, serverTime: now, store: store)
         }
         return fed
     }

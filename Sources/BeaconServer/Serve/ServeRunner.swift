@@ -39,6 +39,8 @@ public enum ServeRunner {
         /// Publishes stored events to this broker (`--mqtt`); nil publishes nothing.
         public var mqtt: MQTTClient.Configuration?
         public var mqttMessages = ServerMQTTMessages.Options()
+        /// Spoof and replay detection on every sighting (`--no-security-checks` turns it off).
+        public var securityChecks = true
 
         public init() {}
     }
@@ -68,6 +70,7 @@ public enum ServeRunner {
         configuration.tls = options.tls
         configuration.passes = options.passes
         configuration.secretKey = options.secretKey
+        configuration.securityChecks = options.securityChecks
         configuration.batchBurst = options.batchesPerSecond * 2
         if let mqtt = options.mqtt {
             var messages = options.mqttMessages

@@ -7,11 +7,16 @@ import Foundation
 /// not rate-limited. The caller stops it (SIGTERM) when the run ends.
 enum SimulationServer {
     static func start(instance: String, directory: String, adminToken: String) async throws -> (process: ChildProcess, base: URL) {
-        let server = try ChildProcess.proxima([
-            "serve", "--database", "sqlite:\(directory)/\(instance).sqlite", "--port", "0", "--instance", instance,
+        try await serve([
+            "--database", "sqlite:\(directory)/\(instance).sqlite", "--port", "0", "--instance", instance,
             "--log-level", "warning", "--sighting-max-age", "\(Int(Date().timeIntervalSince1970) + 86_400)",
             "--rate-limit", "100000",
-        ], environment: ["PROXIMA_ADMIN_TOKEN": adminToken])
+        ], adminToken: adminToken)
+    }
+
+    /// `proxima serve` with these options (which must include `--port 0`), once it listens.
+    static func serve(_ options: [String], adminToken: String) async throws -> (process: ChildProcess, base: URL) {
+        let server = try ChildProcess.proxima(["serve"] + options, environment: ["PROXIMA_ADMIN_TOKEN": adminToken])
         guard let line = try await server.waitForLine(timeout: .seconds(60), where: { $0.contains("listening on ") }),
               let range = line.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression),
               let base = URL(string: String(line[range])) else {

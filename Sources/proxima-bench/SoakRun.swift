@@ -74,16 +74,10 @@ enum SoakRun {
             ? try PostgresServer.shared().createDatabase(prefix: "soak")
             : "sqlite:\(directory)/soak.sqlite"
 
-        let server = try ChildProcess.proxima([
-            "serve", "--database", database, "--port", "0", "--instance", "soak", "--log-level", "warning",
+        let (server, base) = try await SimulationServer.serve([
+            "--database", database, "--port", "0", "--instance", "soak", "--log-level", "warning",
             "--rate-limit", "100000", "--retain-events", options.retainEvents,
-        ], environment: ["PROXIMA_ADMIN_TOKEN": adminToken])
-        guard let line = try await server.waitForLine(timeout: .seconds(60), where: { $0.contains("listening on ") }),
-              let range = line.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression),
-              let base = URL(string: String(line[range])) else {
-            server.signal(SIGTERM)
-            throw FleetWeekRun.RunError("proxima serve did not start: \(server.standardOutput) \(server.standardError)")
-        }
+        ], adminToken: adminToken)
         let pid = server.processIdentifier
         print("proxima serve (pid \(pid)) on \(options.database), \(options.gateways) gateways posting compact batches of \(options.batchSize), "
             + "events kept \(options.retainEvents); \(ProcessInfo.processInfo.activeProcessorCount) cores shared by server and gateways")

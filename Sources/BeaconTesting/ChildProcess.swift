@@ -65,8 +65,9 @@ public final class ChildProcess: @unchecked Sendable {
     public var outputLines: [String] { standardOutput.split(separator: "\n").map(String.init) }
 
     /// Waits until a line of standard output satisfies `predicate`; nil when the process ended
-    /// or `timeout` passed first.
-    public func waitForLine(timeout: Duration = .seconds(60), where predicate: (String) -> Bool) async throws -> String? {
+    /// or `timeout` passed first. The default only guards against a hang: on a loaded 2-core CI
+    /// host a debug `proxima` once took more than 60 s to print its first line.
+    public func waitForLine(timeout: Duration = .seconds(180), where predicate: (String) -> Bool) async throws -> String? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
             if let line = outputLines.first(where: predicate) { return line }

@@ -74,7 +74,7 @@ import Testing
             port = 0
             """)
         let server = try ChildProcess.proxima(["serve", "--config-file", path])
-        let listening = try await server.waitForLine(timeout: .seconds(60)) { $0.contains("listening on") }
+        let listening = try await server.waitForLine { $0.contains("listening on") }
         server.signal(SIGTERM)
         _ = try await server.waitForExit(timeout: .seconds(30))
         #expect(listening?.contains("(database sqlite:\(database.path))") == true, "serve did not start as the file says: \(listening ?? server.standardError)")

@@ -132,33 +132,24 @@ public final class SecurityTracking: Sendable {
     }
 
     private func record(raised: [SecurityAlert], gatewayID: String, store: Store) async throws -> [StoredEvent] {
-        await storing.lock()
-        do {
-            let transitions = state.withLock { state -> [(FleetTransition, FleetSubjectPlace)] in
-                var opened: [(FleetTransition, FleetSubjectPlace)] = []
-                for alert in raised {
-                    let subject: FleetSubject = alert.identity.map { .beacon($0) } ?? .gateway(alert.receivers.first ?? "")
-                    let key = OpenKey(subject: subject, check: FleetCheck(alert.kind))
-                    // Already open: the raise only keeps it open; no event per sighting or holdoff.
-                    if state.open[key] != nil {
-                        state.open[key]?.lastRaised = alert.time
-                        continue
-                    }
-                    let place = state.registry.place(of: subject, gatewayID: gatewayID)
-                    if state.open.count >= Self.openLimit, let oldest = state.open.min(by: { $0.value.lastRaised < $1.value.lastRaised })?.key {
-                        state.open.removeValue(forKey: oldest)
-                    }
-                    state.open[key] = OpenAlert(lastRaised: alert.time, reason: alert.reason, place: place)
-                    opened.append((FleetTransition(subject: subject, check: key.check, from: .ok, to: .alert, reason: alert.reason, time: alert.time), place))
+        try await storeTransitions(store: store) { state in
+            var opened: [(FleetTransition, FleetSubjectPlace)] = []
+            for alert in raised {
+                let subject: FleetSubject = alert.identity.map { .beacon($0) } ?? .gateway(alert.receivers.first ?? "")
+                let key = OpenKey(subject: subject, check: FleetCheck(alert.kind))
+                // Already open: the raise only keeps it open; no event per sighting or holdoff.
+                if state.open[key] != nil {
+                    state.open[key]?.lastRaised = alert.time
+                    continue
                 }
-                return opened
+                let place = state.registry.place(of: subject, gatewayID: gatewayID)
+                if state.open.count >= Self.openLimit, let oldest = state.open.min(by: { $0.value.lastRaised < $1.value.lastRaised })?.key {
+                    state.open.removeValue(forKey: oldest)
+                }
+                state.open[key] = OpenAlert(lastRaised: alert.time, reason: alert.reason, place: place)
+                opened.append((FleetTransition(subject: subject, check: key.check, from: .ok, to: .alert, reason: alert.reason, time: alert.time), place))
             }
-            let events = try await persist(transitions, store: store)
-            await storing.unlock()
-            return events
-        } catch {
-            await storing.unlock()
-            throw error
+            return opened
         }
     }
 
@@ -168,16 +159,22 @@ public final class SecurityTracking: Sendable {
         let now = clock()
         let anyDue = state.withLock { state in state.open.values.contains { now - $0.lastRaised >= quietPeriod } }
         guard anyDue else { return [] }
+        return try await storeTransitions(store: store) { state in
+            let due = state.open.filter { now - $0.value.lastRaised >= quietPeriod }
+            for key in due.keys { state.open.removeValue(forKey: key) }
+            return due.sorted { $0.value.lastRaised < $1.value.lastRaised }.map { key, open in
+                let reason = "not raised again for \(Int(quietPeriod)) s (last: \(open.reason))"
+                return (FleetTransition(subject: key.subject, check: key.check, from: .alert, to: .ok, reason: reason, time: now), open.place)
+            }
+        }
+    }
+
+    /// Changes the open alerts and stores the transitions that makes, one caller at a time, so
+    /// the events are stored in the order the changes were decided.
+    private func storeTransitions(store: Store, _ change: @Sendable (inout State) -> [(FleetTransition, FleetSubjectPlace)]) async throws -> [StoredEvent] {
         await storing.lock()
         do {
-            let transitions = state.withLock { state -> [(FleetTransition, FleetSubjectPlace)] in
-                let due = state.open.filter { now - $0.value.lastRaised >= quietPeriod }
-                for key in due.keys { state.open.removeValue(forKey: key) }
-                return due.sorted { $0.value.lastRaised < $1.value.lastRaised }.map { key, open in
-                    let reason = "not raised again for \(Int(quietPeriod)) s (last: \(open.reason))"
-                    return (FleetTransition(subject: key.subject, check: key.check, from: .alert, to: .ok, reason: reason, time: now), open.place)
-                }
-            }
+            let transitions = state.withLock { state in change(&state) }
             let events = try await persist(transitions, store: store)
             await storing.unlock()
             return events
@@ -189,11 +186,11 @@ public final class SecurityTracking: Sendable {
 
     private func persist(_ transitions: [(FleetTransition, FleetSubjectPlace)], store: Store) async throws -> [StoredEvent] {
         guard !transitions.isEmpty else { return [] }
-        let places = transitions.map { ($0.0.subject, $0.1) }
+        let places = Dictionary(transitions.map { ($0.0.subject, $0.1) }, uniquingKeysWith: { first, _ in first })
         let now = clock()
         return try await store.database.transaction { db in
             try await Store.storeFleetTransitions(transitions.map(\.0), place: { subject in
-                places.first { $0.0 == subject }?.1 ?? FleetSubjectPlace(siteID: nil, label: subject.description, gatewayID: "")
+                places[subject] ?? FleetSubjectPlace(siteID: nil, label: subject.description, gatewayID: "")
             }, now: now, db: db)
         }
     }

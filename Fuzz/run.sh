@@ -110,7 +110,7 @@ main() {
       library BeaconLocate Sources/BeaconLocate/*.swift
       # The readers and the registry values they fill; the SQL parts are in the *+Store.swift files.
       sources=(Sources/BeaconServer/Database/DatabaseLocation.swift
-        Sources/BeaconServer/Registry/{CSV,Directory,BulkConfiguration,RegistryModels,NumberingPlan,NameText}.swift)
+        Sources/BeaconServer/Registry/{CSV,Directory,BulkConfiguration,RegistryModels,NumberingPlan,NameText,OmittableField}.swift)
       module=BeaconServer; harness=Fuzz/FuzzCSV.swift; max_len=8192 ;;
   esac
 

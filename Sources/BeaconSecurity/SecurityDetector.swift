@@ -155,20 +155,46 @@ public struct SecurityDetector: Sendable {
               reason: "fixed beacon \(beacon.name) at \(beaconPosition) heard by \(observation.receiver) at \(rssi), so within \(format(bound)) m of it, but \(observation.receiver) is \(format(distance)) m away (\(settings.strikesToAlert) such sightings within \(format(settings.strikeWindow)) s): a copy is transmitting near \(observation.receiver)")
     }
 
-    // MARK: - Cross-reference with the neighbours a phone hears
+    // MARK: - Cross-reference with what else a phone hears
 
-    /// A phone (a receiver the site does not place) that hears a fixed beacon as if it stood at
-    /// it, yet heard none of the beacon's registered neighbours for `neighbourWindow` seconds.
+    /// Two checks on a phone (a receiver the site does not place) hearing a fixed beacon:
+    /// - neighbours: it hears the beacon as if it stood at it, yet heard none of the beacon's
+    ///   registered neighbours for `neighbourWindow` seconds;
+    /// - place: it hears the beacon and another fixed beacon, over the same few seconds, louder
+    ///   than a phone at any one place could hear both (their distance bounds and a walk do not
+    ///   reach across the distance between them). One of the two is then a copy; the one fewer of
+    ///   the other beacons heard agree with is named.
     private mutating func checkNeighbours(_ observation: SecurityObservation, beacon: SecuritySite.Beacon, into alerts: inout [SecurityAlert]) {
         let settings = self.settings
+        let site = self.site
+        let index = self.neighbours
         let time = observation.serverTime
-        let around = neighbours.neighbours[observation.identity] ?? []
+        let around = index.neighbours[observation.identity] ?? []
         let claims = observation.rssi.map { Double($0) >= Double(beacon.measuredPower.dBm) - settings.neighbourClaimMargin } ?? false
-        let strike = hearings.withValue(for: observation.receiver, at: time, make: { ReceiverHearing(at: time) }) { hearing -> Bool in
-            hearing.heard(observation.identity, at: time, gap: settings.neighbourWindow / 3)
+        let raised = self.raised
+        let holdoff = settings.alertHoldoff
+        let suspected = { (identity: BeaconIdentity) -> Bool in
+            SecurityAlert.Kind.copyKinds.contains { kind in
+                raised.value(for: RaiseKey(kind: kind, identity: identity, receiver: nil)).map { time - $0 <= 2 * holdoff } ?? false
+            }
+        }
+        let (strike, place) = hearings.withValue(for: observation.receiver, at: time, make: { ReceiverHearing(at: time) }) { hearing -> (Bool, PlaceConflict?) in
+            let signal = hearing.heard(observation.identity, rssi: observation.rssi, at: time, receiverTime: observation.receiverTime,
+                                       gap: settings.neighbourWindow / 3)
+            var place: PlaceConflict?
+            if let conflict = PlaceConflict.find(for: observation, signal: signal, in: hearing, site: site, neighbours: index,
+                                                     suspected: suspected),
+               hearing.placeStrike(against: observation.identity, at: time, limit: settings.strikesToAlert, window: settings.strikeWindow) {
+                place = conflict
+            }
             guard claims, around.count >= settings.minimumNeighbours, time - hearing.listeningSince >= settings.neighbourWindow,
-                  !hearing.heardAny(of: around, since: time - settings.neighbourWindow) else { return false }
-            return hearing.strikes.strike(at: time, limit: settings.strikesToAlert, window: settings.strikeWindow)
+                  !hearing.heardAny(of: around, since: time - settings.neighbourWindow) else { return (false, place) }
+            return (hearing.strikes.strike(at: time, limit: settings.strikesToAlert, window: settings.strikeWindow), place)
+        }
+        if let place {
+            let other = site.beacons[place.other]?.name ?? short(place.other)
+            raise(.outOfCoverage, identity: observation.identity, receivers: [observation.receiver], time: time, into: &alerts,
+                  reason: "\(observation.receiver) hears fixed beacon \(beacon.name) at a median \(format(place.median)) dBm (so within \(format(place.bound)) m of it) and fixed beacon \(other) at \(format(place.otherMedian)) dBm (within \(format(place.otherBound)) m) in the same \(format(settings.placeWindow)) s, but they are \(format(place.apart)) m apart; \(place.support) of the other beacons it hears agree with \(beacon.name)'s place and not \(other)'s, \(place.otherSupport) the other way (\(settings.strikesToAlert) such sightings within \(format(settings.strikeWindow)) s): a copy of \(beacon.name) is transmitting near \(observation.receiver)")
         }
         guard strike else { return }
         let rssi = observation.rssi.map { "\($0) dBm" } ?? "?"
@@ -227,15 +253,22 @@ private struct SignalPair: Hashable, Sendable {
     var receiver: String
 }
 
+extension SecurityAlert.Kind {
+    /// Alerts that name an identity as transmitted by a second, forged transmitter.
+    static let copyKinds: [SecurityAlert.Kind] = [.outOfCoverage, .rssiShift, .secondAddress, .impossibleTrace, .absentNeighbours]
+}
+
 private struct RaiseKey: Hashable, Sendable {
     var kind: SecurityAlert.Kind
     var identity: BeaconIdentity?
     var receiver: String?
 }
 
+/// One decimal, none when whole. Values come from outside (a receiver's timestamps), so a
+/// whole value beyond Int's range is written as a Double rather than trapping in Int(_:).
 func format(_ value: Double) -> String {
     let rounded = (value * 10).rounded() / 10
-    return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    return Int(exactly: rounded).map { String($0) } ?? String(rounded)
 }
 
 func short(_ identity: BeaconIdentity) -> String {

@@ -117,11 +117,27 @@ public struct SecuritySettings: Sendable, Hashable {
     /// Seconds of a phone's sightings the neighbours are looked for in; a phone heard for less
     /// than this is not judged yet.
     public var neighbourWindow = 30.0
+    /// The place check (a phone hearing two fixed beacons too far apart to be near both): each
+    /// beacon's median RSSI over `placeWindow` seconds of the phone's own clock, from at least
+    /// `placeMinimumSamples` readings, bounds its distance with `placeMargin` dB instead of
+    /// `rangeMargin`. A median does not ride fading peaks, so the margin only has to cover
+    /// a beacon louder than registered and a phone's antenna gain.
+    public var checksPlaces = true
+    public var placeWindow = 4.0
+    public var placeMargin = 6.0
+    public var placeMinimumSamples = 3
 
     public init() {}
 }
 
 extension SecuritySite {
+    /// The farthest (metres) a beacon of this measured power can be when its median RSSI over a
+    /// short window is `median`: the place check's bound, with `placeMargin` and the slack.
+    func medianDistanceBound(median: Double, measuredPower: MeasuredPower) -> Double {
+        let exponent = (Double(measuredPower.dBm) + settings.placeMargin - median) / (10 * settings.pathLossExponent)
+        return Swift.max(0.1, pow(10, exponent)) + settings.distanceSlack
+    }
+
     /// The farthest (metres) a beacon of this measured power can be when heard at `rssi`, with
     /// the site's margin and slack. Nil when the RSSI is unknown.
     func distanceBound(rssi: Int8?, measuredPower: MeasuredPower) -> Double? {

@@ -29,6 +29,10 @@ enum TwoRooms {
             settings: settings)
     }
 
+    /// The site with the place check off, for the neighbour check's own tests: a phone by A
+    /// hearing X loudly is also a place conflict (SecurityPlaceTests).
+    static func neighbourCheckOnly() -> SecuritySite { site { $0.checksPlaces = false } }
+
     static func heard(_ identity: BeaconIdentity, by receiver: String, rssi: Int8, at time: Double) -> SecurityObservation {
         SecurityObservation(receiver: receiver, identity: identity, rssi: rssi, address: nil, receiverTime: time, serverTime: time + 0.3)
     }
@@ -66,7 +70,7 @@ enum TwoRooms {
     }
 
     @Test func aPhoneHearingAFarBeaconLoudlyWithoutItsNeighboursRaisesAnAlertNamingBoth() throws {
-        var detector = SecurityDetector(site: TwoRooms.site())
+        var detector = SecurityDetector(site: TwoRooms.neighbourCheckOnly())
         // The copy of X starts after the phone has listened for a minute.
         let alerts = TwoRooms.phoneByA(&detector, seconds: 180) { time in
             time >= 60 ? [TwoRooms.heard(TwoRooms.x, by: "phone", rssi: -60, at: time + 0.6)] : []
@@ -84,7 +88,7 @@ enum TwoRooms {
     }
 
     @Test func theCopyIsNotJudgedBeforeThePhoneListenedAFullWindow() {
-        var detector = SecurityDetector(site: TwoRooms.site())
+        var detector = SecurityDetector(site: TwoRooms.neighbourCheckOnly())
         let alerts = TwoRooms.phoneByA(&detector, seconds: 25) { time in [TwoRooms.heard(TwoRooms.x, by: "phone", rssi: -60, at: time + 0.6)] }
         #expect(alerts.isEmpty)
         // After a silence longer than a third of the window the phone listens afresh.
@@ -93,7 +97,7 @@ enum TwoRooms {
     }
 
     @Test func aPhoneThatAlsoHearsTheNeighboursIsNotFlagged() {
-        var detector = SecurityDetector(site: TwoRooms.site())
+        var detector = SecurityDetector(site: TwoRooms.neighbourCheckOnly())
         // Standing between the rooms' edges: X loud, and Y heard now and then (every 20 s).
         let alerts = TwoRooms.phoneByA(&detector, seconds: 300) { time in
             var extra = [TwoRooms.heard(TwoRooms.x, by: "phone", rssi: -60, at: time + 0.6)]
@@ -104,7 +108,7 @@ enum TwoRooms {
     }
 
     @Test func aWeakSightingIsNoClaimAndALonelyBeaconIsNotChecked() {
-        var detector = SecurityDetector(site: TwoRooms.site())
+        var detector = SecurityDetector(site: TwoRooms.neighbourCheckOnly())
         let alerts = TwoRooms.phoneByA(&detector, seconds: 300) { time in
             [TwoRooms.heard(TwoRooms.x, by: "phone", rssi: -75, at: time + 0.6),
              TwoRooms.heard(TwoRooms.lonely, by: "phone", rssi: -55, at: time + 0.8)]
@@ -123,7 +127,7 @@ enum TwoRooms {
     }
 
     @Test func aContinuingCopyIsRaisedOncePerHoldoff() {
-        var detector = SecurityDetector(site: TwoRooms.site())
+        var detector = SecurityDetector(site: TwoRooms.neighbourCheckOnly())
         let alerts = TwoRooms.phoneByA(&detector, seconds: 700) { time in
             time >= 60 ? [TwoRooms.heard(TwoRooms.x, by: "phone", rssi: -60, at: time + 0.6)] : []
         }

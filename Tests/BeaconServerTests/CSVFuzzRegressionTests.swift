@@ -35,6 +35,21 @@ import Testing
         #expect(directory.locations.allSatisfy { $0.minors.map(\.minor) == [1001, 1002] })
     }
 
+    /// A plan width of 6.8e106 m (finite, so accepted) trapped the export: whole values were
+    /// written through `Int(value)`, which traps beyond Int.max. A `GET /v1/directory` in CSV
+    /// after such an import would have crashed the server. Found by the long csv run (27 Nov).
+    @Test func aHugePlanSizeExportsAndReadsBack() throws {
+        let width = String(repeating: "7", count: 106)
+        let text = "uuid,major,site,address,plan_width,plan_height,minor,category,category_name,label,x,y\n"
+            + "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,1,Bloomington Effice,\"1 Main St, Bloomington\",6\(width)0,40,1001,1,Conference Room,Mordor,12,8\n"
+            + "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0,2,Minneapolis,,0,0,1002,1,,Shire,-9.5e20,0\n"
+        let directory = try Directory.parseCSV(text, organisation: Self.organisation)
+        #expect(directory.locations.first?.planWidth == Double("6\(width)0"))
+        let exported = directory.csv()
+        #expect(exported.contains(",40,1001,"))
+        #expect(try Directory.parseCSV(exported, organisation: Self.organisation) == directory)
+    }
+
     /// The same for a quote followed by a combining mark (one Character): it must be doubled.
     @Test func quoteWithACombiningMarkSurvivesRendering() throws {
         let rows = [["say \"\u{301}hi", "a\r\nb", "plain"]]

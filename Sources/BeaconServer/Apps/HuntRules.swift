@@ -55,6 +55,7 @@ struct HuntRules: Sendable {
     /// One decimal below 10, whole numbers above; no trailing ".0".
     static func number(_ value: Double) -> String {
         let rounded = value < 10 ? (value * 10).rounded() / 10 : value.rounded()
-        return rounded == rounded.rounded() ? String(Int(rounded)) : String(format: "%.1f", rounded)
+        // Int(exactly:) and not Int(_:), which traps on values beyond Int's range.
+        return Int(exactly: rounded).map { String($0) } ?? String(format: "%.1f", rounded)
     }
 }

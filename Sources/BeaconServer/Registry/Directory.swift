@@ -45,8 +45,10 @@ public struct Directory: Sendable, Hashable, Codable {
         return CSV.render(rows)
     }
 
+    /// Whole metres without a decimal point; any other finite value (a plan may be as large as
+    /// a Double allows) as Swift's shortest form, which reads back as the same Double.
     private func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        Int(exactly: value).map { String($0) } ?? String(value)
     }
 
     /// Reads the CSV form for an organisation; line and column name each refusal. Every row must

@@ -128,7 +128,7 @@ struct DashboardBrowserTests {
         let organisation = try JSONDecoder().decode(Organisation.self, from: try await post("/v1/organisations", #"{"name":"Dashboard Hall Ltd","proximityUUIDs":["\#(uuid)"]}"#))
         _ = try await post("/v1/categories/1", #"{"name":"Spot"}"#, method: "PUT")
         let site = try JSONDecoder().decode(Site.self, from: try await post("/v1/sites",
-            #"{"organisationID":"\#(organisation.id.uuidString)","name":"Exhibition Hall","address":"2 Quay","planWidth":60,"planHeight":20,"major":1}"#))
+            #"{"organisationID":"\#(organisation.id.uuidString)","name":"Exhibition Hall","address":"2 Quay","planWidth":60,"planHeight":20,"major":1,"retainEvents":7200}"#))
         let labels = ["West Door", "Counter", hostileLabel, "East Door"]
         let xs = [5, 20, 40, 55]
         let plan = zip(labels, xs).map { label, x in
@@ -284,6 +284,9 @@ struct DashboardBrowserTests {
             return [row.querySelector('td.used').textContent, row.querySelector('td.free').textContent];
             """)
         #expect(planRow == .array([.string("4"), .string("995")]), "\(planRow)")
+        // The site's own event retention (7,200 s) is shown in the site table.
+        let retention = try await browser.run("return document.querySelector('#site-table tr[data-site=\"\(seeded.siteID)\"] td.retention')?.textContent ?? null")
+        #expect(retention == .string("2 h"), "\(retention)")
 
         // Help requests: one filed by a visitor's phone appears in the open page's queue without
         // a reload, staff acknowledge it there, and the response-time figures have a table.

@@ -29,6 +29,7 @@ struct RouteAccessTests {
         Route(method: .put, path: "/v1/categories/4", allowed: .operator, refused: .readOnly, body: #"{"name":"Kitchen"}"#),
         Route(method: .get, path: "/v1/sites", allowed: .readOnly, refused: .gateway),
         Route(method: .post, path: "/v1/sites", allowed: .operator, refused: .readOnly, body: "SITE"),
+        Route(method: .patch, path: "/v1/sites/1", allowed: .operator, refused: .readOnly, body: #"{"retainEvents":3600}"#),
         Route(method: .get, path: "/v1/sites/1/zones", allowed: .readOnly, refused: .gateway),
         Route(method: .post, path: "/v1/sites/1/plan", allowed: .operator, refused: .readOnly,
               body: #"[{"category":5,"label":"Door","x":1,"y":1}]"#),
@@ -93,7 +94,7 @@ struct RouteAccessTests {
     static func body(_ route: Route, harness: RouterHarness) throws -> String {
         switch route.body {
         case "SITE":
-            return #"{"organisationID":"\#(harness.office.organisation.id.uuidString)","name":"Annex"}"#
+            return #"{"organisationID":"\#(harness.office.organisation.id.uuidString)","name":"Annex","retainEvents":86400}"#
         case "DIRECTORY":
             let directory = Directory(organisation: harness.office.organisation, categories: ["9": "Lobby"], locations: [
                 .init(uuid: Fixture.nerderyUUID, major: 40, name: "Annex", address: "", planWidth: 0, planHeight: 0,
@@ -126,6 +127,7 @@ struct RouteAccessTests {
             let path = String(route.path.split(separator: "?")[0])
             return path.replacingOccurrences(of: "/1/", with: "/{id}/").replacingOccurrences(of: "/4", with: "/{code}")
                 .replacingOccurrences(of: "ORG", with: "{id}").replacingOccurrences(of: "beacons/1", with: "beacons/{id}")
+                .replacingOccurrences(of: "sites/1", with: "sites/{id}")
         })
         paths.formUnion(["/health", "/metrics", "/openapi.yaml"])
         for path in paths {

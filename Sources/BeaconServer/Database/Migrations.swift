@@ -116,5 +116,6 @@ enum Migrations {
         AuditMigrations.auditLog,
         PassMigrations.passes,
         RotationMigrations.rotationKeys,
+        SiteRetention.migration,
     ]
 }

@@ -50,30 +50,64 @@ extension Store {
     }
 }
 
-/// Purges events older than the retention continuously, a batch at a time.
+/// Purges events older than their retention continuously, a batch at a time: the server's
+/// limit over all events, and each site's own, shorter one over that site's events.
 struct EventRetentionService: Service {
     let store: Store
-    let retention: EventRetention
+    /// The server's limit (`--retain-events`); without one only sites with their own are purged.
+    let serverSeconds: Double?
+    let batch: Int
+    let interval: Duration
     let clock: @Sendable () -> Double
     let logger: Logger
+
+    init(store: Store, retention: EventRetention?, clock: @escaping @Sendable () -> Double, logger: Logger) {
+        let pacing = retention ?? EventRetention(seconds: .infinity)
+        self.store = store
+        self.serverSeconds = retention?.seconds
+        self.batch = pacing.batch
+        self.interval = pacing.interval
+        self.clock = clock
+        self.logger = logger
+    }
 
     func run() async {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    var purged = 0
-                    while !Task.isCancelled {
-                        let count = try await store.purgeEvents(storedBefore: clock() - retention.seconds, limit: retention.batch)
-                        purged += count
-                        if count < retention.batch { break }
-                        await Task.yield()
-                    }
+                    let purged = try await purgeOnce()
                     if purged > 0 { logger.info("purged events past their retention", metadata: ["events": "\(purged)"]) }
                 } catch {
                     logger.warning("event purge failed", metadata: ["error": "\(error)"])
                 }
-                do { try await Task.sleep(for: retention.interval) } catch { return }
+                do { try await Task.sleep(for: interval) } catch { return }
             }
         }
+    }
+
+    /// One round: everything past the server's limit, then each site whose own limit is
+    /// shorter (a longer one would find nothing the server's purge left).
+    func purgeOnce() async throws -> Int {
+        let now = clock()
+        var purged = 0
+        if let serverSeconds {
+            purged += try await drain { try await store.purgeEvents(storedBefore: now - serverSeconds, limit: batch) }
+        }
+        for site in try await store.siteRetentions() where site.seconds < serverSeconds ?? .infinity {
+            purged += try await drain { try await store.purgeEvents(siteID: site.siteID, storedBefore: now - site.seconds, limit: batch) }
+        }
+        return purged
+    }
+
+    /// Runs `purgeBatch` until a batch comes back short, each batch its own transaction.
+    private func drain(_ purgeBatch: () async throws -> Int) async throws -> Int {
+        var purged = 0
+        while !Task.isCancelled {
+            let count = try await purgeBatch()
+            purged += count
+            if count < batch { break }
+            await Task.yield()
+        }
+        return purged
     }
 }

@@ -47,6 +47,12 @@ extension ProximaServer {
             try context.require(.operate)
             return try Self.json(try await store.createSite(try await Self.decode(NewSite.self, from: request)), status: .created)
         }
+        router.patch("/v1/sites/:id") { [store] request, context in
+            try context.require(.operate)
+            let id = try Self.intParameter(context, "id")
+            let change = try await Self.decode(SiteChange.self, from: request)
+            return try Self.json(try await store.changeSite(id: id, retainEvents: change.retainEvents))
+        }
         router.get("/v1/sites/:id/zones") { [store] _, context in
             try context.require(.read)
             let id = try Self.intParameter(context, "id")

@@ -24,6 +24,9 @@ public struct Site: Sendable, Hashable, Codable {
     public var address: String
     public var planWidth: Double
     public var planHeight: Double
+    /// Seconds this site's events are kept, when shorter than the server's `--retain-events`;
+    /// nil leaves them to the server's limit.
+    public var retainEvents: Double?
 }
 
 /// What a new site needs; the major comes from the numbering plan when absent.
@@ -35,8 +38,9 @@ public struct NewSite: Sendable, Hashable, Codable {
     public var address: String
     public var planWidth: Double
     public var planHeight: Double
+    public var retainEvents: Double?
 
-    enum CodingKeys: String, CodingKey { case organisationID, uuid, major, name, address, planWidth, planHeight }
+    enum CodingKeys: String, CodingKey { case organisationID, uuid, major, name, address, planWidth, planHeight, retainEvents }
 
     /// Only the organisation and the name are required; the rest has defaults.
     public init(from decoder: any Decoder) throws {
@@ -48,10 +52,11 @@ public struct NewSite: Sendable, Hashable, Codable {
         address = try container.decodeIfPresent(String.self, forKey: .address) ?? ""
         planWidth = try container.decodeIfPresent(Double.self, forKey: .planWidth) ?? 0
         planHeight = try container.decodeIfPresent(Double.self, forKey: .planHeight) ?? 0
+        retainEvents = try container.decodeIfPresent(Double.self, forKey: .retainEvents)
     }
 
     public init(organisationID: UUID, uuid: UUID? = nil, major: UInt16? = nil, name: String, address: String = "",
-                planWidth: Double = 0, planHeight: Double = 0) {
+                planWidth: Double = 0, planHeight: Double = 0, retainEvents: Double? = nil) {
         self.organisationID = organisationID
         self.uuid = uuid
         self.major = major
@@ -59,6 +64,7 @@ public struct NewSite: Sendable, Hashable, Codable {
         self.address = address
         self.planWidth = planWidth
         self.planHeight = planHeight
+        self.retainEvents = retainEvents
     }
 }
 

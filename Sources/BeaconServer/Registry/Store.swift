@@ -98,6 +98,7 @@ public struct Store: Sendable {
         guard new.planWidth >= 0, new.planHeight >= 0, new.planWidth.isFinite, new.planHeight.isFinite else {
             throw RegistryError(.invalid, field: "planWidth", "the floor plan size must be finite metres >= 0, found \(new.planWidth) × \(new.planHeight)")
         }
+        try SiteRetention.check(new.retainEvents)
         let owned = try await db.raw("SELECT uuid FROM organisation_uuids WHERE organisation_id = \(bind: new.organisationID.uuidString) ORDER BY uuid").all()
             .map { try $0.uuid("uuid") }
         guard let firstUUID = owned.first else {
@@ -124,23 +125,24 @@ public struct Store: Sendable {
             major = try plan.nextMajor(used: usedMajors, uuid: uuid.uuidString)
         }
         let row = try await db.raw("""
-            INSERT INTO sites (organisation_id, uuid, major, name, address, plan_width, plan_height)
+            INSERT INTO sites (organisation_id, uuid, major, name, address, plan_width, plan_height, retain_events)
             VALUES (\(bind: new.organisationID.uuidString), \(bind: uuid.uuidString), \(bind: Int(major)), \(bind: new.name),
-                    \(bind: new.address), \(bind: new.planWidth), \(bind: new.planHeight))
+                    \(bind: new.address), \(bind: new.planWidth), \(bind: new.planHeight), \(bind: new.retainEvents))
             RETURNING id
             """).first()
         guard let row else { throw RegistryError(.invalid, field: "site", "the database returned no id for the new site") }
         return Site(id: try row.int("id"), organisationID: new.organisationID, uuid: uuid, major: major, name: new.name,
-                    address: new.address, planWidth: new.planWidth, planHeight: new.planHeight)
+                    address: new.address, planWidth: new.planWidth, planHeight: new.planHeight, retainEvents: new.retainEvents)
     }
 
     static func decodeSite(_ row: any SQLRow) throws -> Site {
         Site(id: try row.int("id"), organisationID: try row.uuid("organisation_id"), uuid: try row.uuid("uuid"),
              major: try row.uint16("major"), name: try row.string("name"), address: try row.string("address"),
-             planWidth: try row.double("plan_width"), planHeight: try row.double("plan_height"))
+             planWidth: try row.double("plan_width"), planHeight: try row.double("plan_height"),
+             retainEvents: try row.optionalDouble("retain_events"))
     }
 
-    static let siteColumns = "id, organisation_id, uuid, major, name, address, plan_width, plan_height"
+    static let siteColumns = "id, organisation_id, uuid, major, name, address, plan_width, plan_height, retain_events"
 
     public func sites() async throws -> [Site] {
         try await database.read { db in

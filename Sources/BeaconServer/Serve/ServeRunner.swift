@@ -108,10 +108,11 @@ public enum ServeRunner {
                 let token = try await store.issueToken(name: "first admin", role: .admin)
                 announce("admin token (shown once, store it now): \(token.token)")
             }
-            var services: [any Service] = [FleetCheckService(server: server, logger: logger)]
-            if let retention = options.eventRetention {
-                services.append(EventRetentionService(store: store, retention: retention, clock: server.ingestion.clock, logger: logger))
-            }
+            // Always running: a site may carry its own retention even when the server has none.
+            var services: [any Service] = [
+                FleetCheckService(server: server, logger: logger),
+                EventRetentionService(store: store, retention: options.eventRetention, clock: server.ingestion.clock, logger: logger),
+            ]
             var demoSignInCode: String?
             if options.demo {
                 demoSignInCode = await server.signInCodes.issue(for: try await store.issueToken(name: "demo dashboard", role: .operator).token)

@@ -3,6 +3,15 @@
 import { get, request } from '../api.js';
 import { clear, el, identity, labelled, message, select, table } from '../dom.js';
 
+// The API gives seconds; an operator thinks in days and hours.
+function retentionText(seconds) {
+  if (seconds == null) return "server's limit";
+  for (const [size, unit] of [[86400, 'd'], [3600, 'h'], [60, 'min']]) {
+    if (seconds % size === 0) return `${seconds / size} ${unit}`;
+  }
+  return `${seconds} s`;
+}
+
 function render(container, { session }) {
   const siteHolder = el('div');
   const directoryHolder = el('div');
@@ -112,10 +121,11 @@ function render(container, { session }) {
       const siteControl = select('registry-site', sites.map((site) => ({ value: site.id, text: site.name })), sites[0]?.id);
       siteControl.addEventListener('change', () => showSite(sites.find((site) => String(site.id) === siteControl.value), categories));
       container.append(
-        table('Sites', ['Name', 'Address', 'UUID', 'Major', 'Plan (m)'],
-          sites.map((site) => el('tr', {}, el('td', { class: 'label', text: site.name }), el('td', { text: site.address ?? '' }),
+        table('Sites', ['Name', 'Address', 'UUID', 'Major', 'Plan (m)', 'Events kept'],
+          sites.map((site) => el('tr', { 'data-site': site.id }, el('td', { class: 'label', text: site.name }), el('td', { text: site.address ?? '' }),
             el('td', { class: 'identity', text: site.uuid }), el('td', { text: site.major }),
-            el('td', { text: site.planWidth ? `${site.planWidth} × ${site.planHeight}` : '–' }))), { id: 'site-table' }),
+            el('td', { text: site.planWidth ? `${site.planWidth} × ${site.planHeight}` : '–' }),
+            el('td', { class: 'retention', text: retentionText(site.retainEvents) }))), { id: 'site-table' }),
         sites.length ? el('div', { class: 'toolbar' }, labelled('Show site', siteControl)) : message('No site yet.'),
         siteHolder, directoryHolder, planHolder);
       await showSite(sites[0], categories);

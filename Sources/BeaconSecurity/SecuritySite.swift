@@ -134,7 +134,12 @@ extension SecuritySite {
     /// The farthest (metres) a beacon of this measured power can be when its median RSSI over a
     /// short window is `median`: the place check's bound, with `placeMargin` and the slack.
     func medianDistanceBound(median: Double, measuredPower: MeasuredPower) -> Double {
-        let exponent = (Double(measuredPower.dBm) + settings.placeMargin - median) / (10 * settings.pathLossExponent)
+        distanceBound(level: median, measuredPower: measuredPower, margin: settings.placeMargin)
+    }
+
+    /// The log-distance bound both checks share, with their own margin.
+    private func distanceBound(level: Double, measuredPower: MeasuredPower, margin: Double) -> Double {
+        let exponent = (Double(measuredPower.dBm) + margin - level) / (10 * settings.pathLossExponent)
         return Swift.max(0.1, pow(10, exponent)) + settings.distanceSlack
     }
 
@@ -142,7 +147,6 @@ extension SecuritySite {
     /// the site's margin and slack. Nil when the RSSI is unknown.
     func distanceBound(rssi: Int8?, measuredPower: MeasuredPower) -> Double? {
         guard let rssi else { return nil }
-        let exponent = (Double(measuredPower.dBm) + settings.rangeMargin - Double(rssi)) / (10 * settings.pathLossExponent)
-        return Swift.max(0.1, pow(10, exponent)) + settings.distanceSlack
+        return distanceBound(level: Double(rssi), measuredPower: measuredPower, margin: settings.rangeMargin)
     }
 }

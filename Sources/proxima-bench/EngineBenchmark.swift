@@ -25,6 +25,13 @@ enum EngineBenchmark {
     static let rate = 10.0           // packets per beacon per second of source time
     static let sourceSeconds = 100   // 10 M sightings per run
 
+    /// `PROXIMA_BENCH_ENGINE_ROWS` (a comma-separated subset of record, receive, batch, distance)
+    /// runs only those rows, so that a profile of one path is not diluted by the others.
+    static func runs(_ row: String) -> Bool {
+        guard let rows = ProcessInfo.processInfo.environment["PROXIMA_BENCH_ENGINE_ROWS"] else { return true }
+        return rows.split(separator: ",").contains { $0 == row }
+    }
+
     static func run() throws {
         let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
         // 100 majors, 100 minors: each region is one major (one site), 100 beacons in it.
@@ -42,7 +49,7 @@ enum EngineBenchmark {
         let rssi = (0..<perSecond).map { _ in Int8(-50 - Int(generator.next() % 45)) }
         let step = 1.0 / Double(perSecond)
 
-        for (label, ranging) in [("monitoring 100 regions", false), ("monitoring + ranging 100 regions", true)] {
+        for (label, ranging) in [("monitoring 100 regions", false), ("monitoring + ranging 100 regions", true)] where runs("record") {
             var engine = makeEngine(regions: regions, ranging: ranging)
             let indices = identities.compactMap { engine.intern($0, measuredPower: .appleDefault) }
             var events: [BeaconEvent] = []
@@ -70,38 +77,42 @@ enum EngineBenchmark {
         }
         var events: [BeaconEvent] = []
         let seconds = Int(ProcessInfo.processInfo.environment["PROXIMA_BENCH_RECEIVE_SECONDS"] ?? "20")!
-        let time = measure {
-            for second in 0..<seconds {
-                for slot in 0..<perSecond {
-                    var sighting = sightings[slot]
-                    sighting.time = Double(second) + Double(slot) * step
-                    engine.receive(sighting, into: &events)
-                    if events.count > 512 { events.removeAll(keepingCapacity: true) }
+        if runs("receive") {
+            let time = measure {
+                for second in 0..<seconds {
+                    for slot in 0..<perSecond {
+                        var sighting = sightings[slot]
+                        sighting.time = Double(second) + Double(slot) * step
+                        engine.receive(sighting, into: &events)
+                        if events.count > 512 { events.removeAll(keepingCapacity: true) }
+                    }
                 }
             }
+            report("receive(Sighting) monitoring + ranging 100 regions", count: perSecond * seconds, time)
         }
-        report("receive(Sighting) monitoring + ranging 100 regions", count: perSecond * seconds, time)
 
         // The same sightings in batches of 256, as a gateway's upload or a capture file's
         // buffer arrives: still one identity lookup per packet, with the lookups prefetched.
-        engine = makeEngine(regions: regions, ranging: true)
-        events.removeAll(keepingCapacity: true)
-        let batchSize = 256
-        var batch = sightings
-        let batchTime = measure {
-            for second in 0..<seconds {
-                for slot in 0..<perSecond { batch[slot].time = Double(second) + Double(slot) * step }
-                for start in stride(from: 0, to: perSecond, by: batchSize) {
-                    engine.receive(contentsOf: batch[start..<Swift.min(start + batchSize, perSecond)], into: &events)
-                    if events.count > 512 { events.removeAll(keepingCapacity: true) }
+        if runs("batch") {
+            engine = makeEngine(regions: regions, ranging: true)
+            events.removeAll(keepingCapacity: true)
+            let batchSize = 256
+            var batch = sightings
+            let batchTime = measure {
+                for second in 0..<seconds {
+                    for slot in 0..<perSecond { batch[slot].time = Double(second) + Double(slot) * step }
+                    for start in stride(from: 0, to: perSecond, by: batchSize) {
+                        engine.receive(contentsOf: batch[start..<Swift.min(start + batchSize, perSecond)], into: &events)
+                        if events.count > 512 { events.removeAll(keepingCapacity: true) }
+                    }
                 }
             }
+            report("receive(contentsOf:) batches of \(batchSize), monitoring + ranging 100 regions", count: perSecond * seconds, batchTime)
         }
-        report("receive(contentsOf:) batches of \(batchSize), monitoring + ranging 100 regions", count: perSecond * seconds, batchTime)
 
         // What a distance per sample would add (the engine computes it once per beacon per cycle).
         for (label, model) in [("log-distance estimate alone", DistanceModel.freeSpace),
-                               ("robust estimate alone (general path; the engine precomputes it)", DistanceModel.default)] {
+                               ("robust estimate alone (general path; the engine precomputes it)", DistanceModel.default)] where runs("distance") {
             var sum = 0.0
             let distanceTime = measure {
                 for slot in 0..<10_000_000 {

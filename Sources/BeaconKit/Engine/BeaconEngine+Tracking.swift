@@ -132,6 +132,7 @@ extension BeaconEngine {
     /// Removes the doomed records in one pass, keeping the others in order with their region
     /// matches (copied, not recomputed).
     private mutating func compact(removing doomed: [Bool]) {
+        layoutGeneration &+= 1
         var pool = ContiguousArray<UInt32>()
         pool.reserveCapacity(matchPool.count)
         changedIndices.removeAll(keepingCapacity: true)

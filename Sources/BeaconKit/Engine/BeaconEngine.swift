@@ -42,6 +42,9 @@ public struct BeaconEngine: Sendable {
     var changedIndices: [Int32] = []
     var forgottenSinceTaken: [BeaconIdentity] = []
     var nextForgetSweep: Double = -.infinity
+    /// Counts the times records were forgotten and the others moved down: an index looked up
+    /// before a change of this is stale.
+    var layoutGeneration: UInt32 = 0
     /// The evidence rule's memory of this receiver's dropouts of strong beacons.
     var receiverDropout = ReceiverDropoutMemory()
 
@@ -141,9 +144,7 @@ public struct BeaconEngine: Sendable {
     public mutating func intern(_ identity: BeaconIdentity, measuredPower: MeasuredPower) -> BeaconIndex? {
         let key = IdentityKey(identity)
         if let index = indexByIdentity.index(of: key) {
-            if beacons[Int(index)].measuredPower != measuredPower.dBm {
-                beacons[Int(index)].measuredPower = measuredPower.dBm
-            }
+            noteMeasuredPower(measuredPower, of: index)
             return BeaconIndex(rawValue: index)
         }
         if let limit = retention.limit, beacons.count >= limit {
@@ -161,6 +162,13 @@ public struct BeaconEngine: Sendable {
         }
         appendMatches(for: Int(index))
         return BeaconIndex(rawValue: index)
+    }
+
+    /// A beacon's latest advertised power; written only when it changed, so that the record's
+    /// cache line stays clean for the usual packet.
+    @inline(__always)
+    private mutating func noteMeasuredPower(_ power: MeasuredPower, of index: Int32) {
+        if beacons[Int(index)].measuredPower != power.dBm { beacons[Int(index)].measuredPower = power.dBm }
     }
 
     public func index(of identity: BeaconIdentity) -> BeaconIndex? {
@@ -198,6 +206,13 @@ public struct BeaconEngine: Sendable {
 
     /// Feeds one sighting. Frames other than iBeacon only advance the clock.
     public mutating func receive(_ sighting: Sighting, into events: inout [BeaconEvent]) {
+        receive(sighting, lookedUp: -1, in: layoutGeneration, into: &events)
+    }
+
+    /// `lookedUp`: the beacon's index found earlier while the records had `generation` as their
+    /// layout, or −1 to look it up here.
+    @inline(__always)
+    mutating func receive(_ sighting: Sighting, lookedUp: Int32, in generation: UInt32, into events: inout [BeaconEvent]) {
         guard case .iBeacon(let frame) = sighting.frame else {
             advance(to: sighting.time, into: &events)
             return
@@ -207,9 +222,16 @@ public struct BeaconEngine: Sendable {
         if sighting.time >= nextHousekeeping || (retention.forgetsSilentBeacons && sighting.time >= nextForgetSweep) {
             advance(to: sighting.time, into: &events)
         }
-        guard let index = intern(frame.identity, measuredPower: frame.measuredPower) else {
-            work.untrackedSightings += 1
-            return
+        let index: BeaconIndex
+        if lookedUp >= 0 && generation == layoutGeneration {
+            noteMeasuredPower(frame.measuredPower, of: lookedUp)
+            index = BeaconIndex(rawValue: lookedUp)
+        } else {
+            guard let interned = intern(frame.identity, measuredPower: frame.measuredPower) else {
+                work.untrackedSightings += 1
+                return
+            }
+            index = interned
         }
         record(index, time: sighting.time, rssi: sighting.rssi, into: &events)
     }
@@ -220,28 +242,56 @@ public struct BeaconEngine: Sendable {
         return events
     }
 
-    /// Feeds one packet of an interned beacon: the per-packet hot path.
+    /// Feeds one packet of an interned beacon: the per-packet hot path. The record is updated in
+    /// place (``notePacket(_:at:rssi:receiverDropout:)``): copying its 104 bytes out and back
+    /// cost about 10 % of a packet.
     public mutating func record(_ beacon: BeaconIndex, time: Double, rssi: Int8?, into events: inout [BeaconEvent]) {
         if time >= nextHousekeeping { housekeep(to: time, into: &events) }
         let t = Swift.max(time, now)
         now = t
         let index = Int(beacon.rawValue)
-        var record = beacons[index]
+        if t > beacons[index].exitDeadline { endSilence(index, at: t, into: &events) }
+        if hot.packet.filterKind == .window, let rssi { windows[index].add(rssi: rssi, time: t) }
+        // The records and the dropout memory leave `self` during the update (a swap of
+        // references, no copy), so that `self` is only read there: updating them inside `self`
+        // while reading its parameters made the compiler copy the parameters per packet.
+        var records = ContiguousArray<TrackedBeacon>()
+        swap(&records, &beacons)
+        var dropout = receiverDropout
+        let outcome = notePacket(&records[index], at: t, rssi: rssi, receiverDropout: &dropout)
+        swap(&records, &beacons)
+        receiverDropout = dropout
+        if outcome.firstChange { changedIndices.append(Int32(index)) }
+        if outcome.entered { enter(index, at: t, into: &events) }
+    }
 
-        if t > record.exitDeadline {
-            if record.isPresent {
-                beacons[index] = record
-                exit(index, at: t, into: &events)
-                record = beacons[index]
-            } else if record.evidence > 0 {
-                record.evidence = 0
-                record.reception.reset()
-                record.presence.resetPattern()
-            }
+    /// A packet that ends a silence longer than the beacon's timeout: the exit not yet noticed,
+    /// or entry evidence that lapsed.
+    private mutating func endSilence(_ index: Int, at time: Double, into events: inout [BeaconEvent]) {
+        if beacons[index].isPresent {
+            exit(index, at: time, into: &events)
+        } else if beacons[index].evidence > 0 {
+            beacons[index].evidence = 0
+            beacons[index].reception.reset()
+            beacons[index].presence.resetPattern()
         }
+    }
+
+    struct PacketOutcome {
+        /// The record was unchanged since the changes were last taken.
+        var firstChange: Bool
+        /// The packet completed the beacon's entry.
+        var entered: Bool
+    }
+
+    /// One packet's effect on its beacon's record (all but the trimmed-mean window, which lives
+    /// beside the records).
+    @inline(__always)
+    func notePacket(_ record: inout TrackedBeacon, at t: Double, rssi: Int8?,
+                    receiverDropout: inout ReceiverDropoutMemory) -> PacketOutcome {
         // Capped so that a beacon back after hours does not overflow the Kalman prediction.
         let sincePrevious = Swift.min(t - record.lastHeard, 3600)
-        if let adaptive = hot.adaptive {
+        if let adaptive = hot.packet.adaptive {
             if record.isPresent || record.evidence > 0 {
                 record.reception.addGap(Float(sincePrevious), parameters: adaptive)
             } else if record.reception.hasPattern {
@@ -253,45 +303,42 @@ public struct BeaconEngine: Sendable {
                     record.reception.reset()
                 }
             }
-        } else if hot.usesEvidence {
-            Self.notePresenceGap(&record, receiverDropout: &receiverDropout, sincePrevious: sincePrevious, at: t, rule: hot.evidenceHot)
-            if let rssi { record.presence.addRSSI(rssi, parameters: hot.evidenceHot) }
+        } else if hot.packet.usesEvidence {
+            Self.notePresenceGap(&record, receiverDropout: &receiverDropout, sincePrevious: sincePrevious, at: t, rule: hot.packet.evidenceHot)
+            if let rssi { record.presence.addRSSI(rssi, parameters: hot.packet.evidenceHot) }
         }
         record.lastHeard = t
-        record.exitDeadline = t + exitTimeout(record)
-        if !record.isChanged {
-            record.isChanged = true
-            changedIndices.append(Int32(index))
-        }
+        record.exitDeadline = t + Self.exitTimeout(record, rule: hot.packet, receiverDropout: receiverDropout, now: t)
+        let firstChange = !record.isChanged
+        record.isChanged = true
         if record.cyclePackets < UInt16.max { record.cyclePackets += 1 }
 
         if let rssi {
             record.cycleRSSISum += Int32(rssi)
             record.cycleRSSICount &+= record.cycleRSSICount < UInt16.max ? 1 : 0
-            switch hot.filterKind {
+            switch hot.packet.filterKind {
             case .kalman:
                 record.filter.kalmanUpdate(rssi: Float(rssi), elapsed: Float(sincePrevious),
-                                           processNoise: hot.processNoise, measurementNoise: hot.measurementNoise)
+                                           processNoise: hot.packet.processNoise, measurementNoise: hot.packet.measurementNoise)
             case .arma:
-                record.filter.armaUpdate(rssi: Float(rssi), coefficient: hot.armaCoefficient)
+                record.filter.armaUpdate(rssi: Float(rssi), coefficient: hot.packet.armaCoefficient)
             case .none:
                 record.filter.estimate = Float(rssi)
             case .window:
-                windows[index].add(rssi: rssi, time: t)
+                break
             }
         }
 
+        var entered = false
         if !record.isPresent {
             record.evidence &+= 1
-            if record.evidence >= hot.entryEvidence && hasEntryEvidence(record) {
+            if record.evidence >= hot.packet.entryEvidence && Self.hasEntryEvidence(record, rule: hot.packet) {
                 record.isPresent = true
-                if hot.usesEvidence { record.exitDeadline = t + exitTimeout(record) }
-                beacons[index] = record
-                enter(index, at: t, into: &events)
-                return
+                if hot.packet.usesEvidence { record.exitDeadline = t + Self.exitTimeout(record, rule: hot.packet, receiverDropout: receiverDropout, now: t) }
+                entered = true
             }
         }
-        beacons[index] = record
+        return PacketOutcome(firstChange: firstChange, entered: entered)
     }
 
     /// Moves the clock forward: closes every ranging cycle that ended by `time` and reports
@@ -347,15 +394,20 @@ public struct BeaconEngine: Sendable {
 
     /// The longest silence the exit rule can allow any beacon before it exits.
     public var longestExitTimeout: Double {
-        if let adaptive = hot.adaptive { return adaptive.ceiling }
+        if let adaptive = hot.packet.adaptive { return adaptive.ceiling }
         if let rule = hot.evidence { return Swift.max(rule.ceiling, rule.confirmationWindow) }
-        return hot.fixedDelay
+        return hot.packet.fixedDelay
     }
 
     private func exitTimeout(_ record: TrackedBeacon) -> Double {
-        if let adaptive = hot.adaptive { return record.reception.timeout(parameters: adaptive) }
-        if hot.usesEvidence { return evidenceTimeout(record) }
-        return hot.fixedDelay
+        Self.exitTimeout(record, rule: hot.packet, receiverDropout: receiverDropout, now: now)
+    }
+
+    @inline(__always)
+    static func exitTimeout(_ record: TrackedBeacon, rule: PacketRule, receiverDropout: ReceiverDropoutMemory, now: Double) -> Double {
+        if let adaptive = rule.adaptive { return record.reception.timeout(parameters: adaptive) }
+        if rule.usesEvidence { return evidenceTimeout(record, rule: rule.evidenceHot, receiverDropout: receiverDropout, now: now) }
+        return rule.fixedDelay
     }
 
     private mutating func checkExits(at time: Double, into events: inout [BeaconEvent]) {
@@ -512,7 +564,7 @@ public struct BeaconEngine: Sendable {
     }
 
     private func filteredRSSI(_ index: Int, _ record: TrackedBeacon) -> Double? {
-        if hot.filterKind == .window { return windows[index].estimate }
+        if hot.packet.filterKind == .window { return windows[index].estimate }
         return record.filter.hasEstimate ? Double(record.filter.estimate) : nil
     }
 
@@ -542,12 +594,13 @@ struct IdentityKey: Hashable, Comparable, Sendable {
     var low: UInt64
     var majorMinor: UInt32
 
+    /// The UUID's bytes read as two big-endian words, so that the key orders as the bytes do.
+    @inline(__always)
     init(_ identity: BeaconIdentity) {
-        let bytes = identity.uuid.uuid
-        high = UInt64(bytes.0) << 56 | UInt64(bytes.1) << 48 | UInt64(bytes.2) << 40 | UInt64(bytes.3) << 32
-            | UInt64(bytes.4) << 24 | UInt64(bytes.5) << 16 | UInt64(bytes.6) << 8 | UInt64(bytes.7)
-        low = UInt64(bytes.8) << 56 | UInt64(bytes.9) << 48 | UInt64(bytes.10) << 40 | UInt64(bytes.11) << 32
-            | UInt64(bytes.12) << 24 | UInt64(bytes.13) << 16 | UInt64(bytes.14) << 8 | UInt64(bytes.15)
+        (high, low) = withUnsafeBytes(of: identity.uuid.uuid) { bytes in
+            (UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+             UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
         majorMinor = UInt32(identity.major) << 16 | UInt32(identity.minor)
     }
 }

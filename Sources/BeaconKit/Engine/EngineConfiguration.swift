@@ -38,31 +38,23 @@ public struct EngineConfiguration: Sendable, Hashable {
     }
 }
 
-/// The configuration reduced to the numbers the per-packet path reads, converted once.
-struct HotParameters: Sendable {
+/// What the per-packet path reads of the configuration, converted once. Plain numbers only, so
+/// that the packet path can take it by value without copying anything that is not read.
+struct PacketRule: Sendable {
     enum FilterKind: UInt8, Sendable { case kalman, window, arma, none }
     var filterKind: FilterKind
     var processNoise: Float = 0
     var measurementNoise: Float = 0
     var armaCoefficient: Float = 0
     var adaptive: AdaptiveExitParameters?
-    var evidence: EvidenceExitParameters?
-    /// The evidence rule's parameters as Floats, read in place by the packet path (binding the
-    /// optional above would copy the whole struct per packet).
+    /// The evidence rule's parameters as Floats, read in place by the packet path (binding an
+    /// optional `EvidenceExitParameters` would copy the whole struct per packet).
     var usesEvidence = false
     var evidenceHot = EvidenceHot(.default)
     var fixedDelay: Double = 0
     var entryEvidence: UInt16
-    /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
-    var distanceModel: DistanceModel
-    /// The robust model's precomputed form, when it is the model.
-    var robust: RobustRangingCoefficients?
-    var zones: ProximityZones
 
     init(_ configuration: EngineConfiguration) {
-        distanceModel = configuration.distance.model
-        robust = RobustRangingCoefficients(configuration.distance.model)
-        zones = configuration.zones
         switch configuration.filter {
         case .kalman(let parameters):
             filterKind = .kalman
@@ -80,10 +72,28 @@ struct HotParameters: Sendable {
         case .adaptive(let parameters): adaptive = parameters
         case .fixedDelay(let seconds): fixedDelay = seconds
         case .evidence(let parameters):
-            evidence = parameters
             usesEvidence = true
             evidenceHot = EvidenceHot(parameters)
         }
         entryEvidence = UInt16(clamping: configuration.entryEvidence)
+    }
+}
+
+/// The configuration reduced to the numbers the engine reads per packet and per cycle, converted once.
+struct HotParameters: Sendable {
+    var packet: PacketRule
+    var evidence: EvidenceExitParameters?
+    /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
+    var distanceModel: DistanceModel
+    /// The robust model's precomputed form, when it is the model.
+    var robust: RobustRangingCoefficients?
+    var zones: ProximityZones
+
+    init(_ configuration: EngineConfiguration) {
+        packet = PacketRule(configuration)
+        distanceModel = configuration.distance.model
+        robust = RobustRangingCoefficients(configuration.distance.model)
+        zones = configuration.zones
+        if case .evidence(let parameters) = configuration.exitRule { evidence = parameters }
     }
 }

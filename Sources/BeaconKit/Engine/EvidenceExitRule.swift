@@ -135,6 +135,8 @@ public struct EvidenceExitParameters: Sendable, Hashable {
 /// The parameters as the per-packet path reads them, converted once (``HotParameters``).
 struct EvidenceHot: Sendable {
     var advertisingPeriod: Float, gapSmoothing: Float, gapMemory: Float, dropoutMemory: Float
+    /// Beyond this many gaps 1/count is below `gapSmoothing`, so the smoothing weight needs no division.
+    var equalWeightGaps: UInt16
     var sensitivity: Float, marginSmoothing: Float, strongMargin: Float
     var tailMargin: Float, dropoutMargin: Float, longestDropout: Double
     var falseExitRate: Double, floor: Double, ceiling: Double, unconfirmedTimeout: Double
@@ -145,6 +147,7 @@ struct EvidenceHot: Sendable {
     init(_ p: EvidenceExitParameters) {
         advertisingPeriod = Float(p.advertisingPeriod); gapSmoothing = Float(p.gapSmoothing)
         gapMemory = Float(p.gapMemory); dropoutMemory = Float(p.dropoutMemory)
+        equalWeightGaps = UInt16(clamping: Int((1 / Float(p.gapSmoothing)).rounded(.down)) + 1)
         sensitivity = Float(p.sensitivity); marginSmoothing = Float(p.marginSmoothing)
         strongMargin = Float(p.strongMargin)
         missPrior = p.missPrior; rateMemory = p.rateMemory; effectiveCountLimit = 2 / p.gapSmoothing - 1
@@ -185,20 +188,22 @@ public struct PresenceEvidence: Sendable, Hashable {
         if gapCount < UInt16.max { gapCount += 1 }
         if meanGap.isNaN {
             meanGap = gap
-            period = min(gap, p.advertisingPeriod)
+            period = gap < p.advertisingPeriod ? gap : p.advertisingPeriod
             longestGap = gap
         } else {
-            meanGap += max(1 / Float(gapCount), p.gapSmoothing) * (gap - meanGap)
+            let weight = gapCount <= p.equalWeightGaps ? Swift.max(1 / Float(gapCount), p.gapSmoothing) : p.gapSmoothing
+            meanGap += weight * (gap - meanGap)
             if gap < period { period = gap }
             // First-order fades: exact enough for gaps much shorter than the memories.
-            longestGap = max(gap, longestGap * max(0, 1 - gap / p.gapMemory))
+            let fading = longestGap * Swift.max(0, 1 - gap / p.gapMemory)
+            longestGap = gap > fading ? gap : fading
         }
         sinceRefresh &+= 1
         if gapCount <= 64 || sinceRefresh >= 16 || model.isNaN {
             model = Float(modelTimeout(p))
             sinceRefresh = 0
         }
-        if recentDropout > 0 { recentDropout = max(0, recentDropout * (1 - gap / p.dropoutMemory)) }
+        if recentDropout > 0 { recentDropout = Swift.max(0, recentDropout * (1 - gap / p.dropoutMemory)) }
     }
 
     @inline(__always)
@@ -318,18 +323,18 @@ extension BeaconEngine {
     /// evidence rule, a strong signal or enough confirming packets. Packets without RSSI (a
     /// controller that reports none) give nothing to judge, and enter as the fixed rules do.
     @inline(__always)
-    func hasEntryEvidence(_ record: TrackedBeacon) -> Bool {
-        guard hot.usesEvidence else { return true }
-        let rule = hot.evidenceHot
-        return Int(record.evidence) >= rule.confirmationPackets || record.presence.signalMargin.isNaN
-            || record.presence.isStrong(rule)
+    static func hasEntryEvidence(_ record: TrackedBeacon, rule: PacketRule) -> Bool {
+        guard rule.usesEvidence else { return true }
+        let evidence = rule.evidenceHot
+        return Int(record.evidence) >= evidence.confirmationPackets || record.presence.signalMargin.isNaN
+            || record.presence.isStrong(evidence)
     }
 
     @inline(__always)
-    func evidenceTimeout(_ record: TrackedBeacon) -> Double {
-        guard record.isPresent else { return hot.evidenceHot.confirmationWindow }
-        let learned = receiverDropout.silence > 0 && record.presence.isStrong(hot.evidenceHot)
-            ? receiverDropout.faded(at: now, memory: hot.evidenceHot.receiverDropoutMemory) : 0
-        return record.presence.timeout(hot.evidenceHot, receiverDropout: learned)
+    static func evidenceTimeout(_ record: TrackedBeacon, rule: EvidenceHot, receiverDropout: ReceiverDropoutMemory, now: Double) -> Double {
+        guard record.isPresent else { return rule.confirmationWindow }
+        let learned = receiverDropout.silence > 0 && record.presence.isStrong(rule)
+            ? receiverDropout.faded(at: now, memory: rule.receiverDropoutMemory) : 0
+        return record.presence.timeout(rule, receiverDropout: learned)
     }
 }

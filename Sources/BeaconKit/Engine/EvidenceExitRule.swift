@@ -300,7 +300,9 @@ struct ReceiverDropoutMemory: Sendable, Hashable {
 
 extension BeaconEngine {
     /// The evidence rule's per-packet bookkeeping of the silence before this packet.
-    @inline(__always)
+    // Transparent, not only always-inline: the optimizer kept it out of line and copied the
+    // rule's 124 bytes to the stack for it on every packet.
+    @_transparent
     static func notePresenceGap(_ record: inout TrackedBeacon, receiverDropout: inout ReceiverDropoutMemory,
                                 sincePrevious: Double, at time: Double, rule: EvidenceHot) {
         if record.isPresent || record.evidence > 0 {

@@ -14,12 +14,16 @@ public struct ParticleFilter: Sendable, Hashable {
         /// Cauchy scale of the RSSI residuals, dB.
         public var lossScale: Double
         public var seed: UInt64
+        /// The user's body, for a receiver a person carries: each particle then also guesses
+        /// the person's heading, and beacons behind it are expected weaker (``BodyShadow``).
+        public var body: BodyShadow?
 
-        public init(particles: Int = 1000, walkingSpeed: Double = 1.2, lossScale: Double = 5, seed: UInt64 = 1) {
+        public init(particles: Int = 1000, walkingSpeed: Double = 1.2, lossScale: Double = 5, seed: UInt64 = 1, body: BodyShadow? = nil) {
             self.particles = max(1, particles)
             self.walkingSpeed = walkingSpeed
             self.lossScale = lossScale
             self.seed = seed
+            self.body = body
         }
     }
 
@@ -28,6 +32,8 @@ public struct ParticleFilter: Sendable, Hashable {
     public let configuration: Configuration
     private var xs: [Double] = []
     private var ys: [Double] = []
+    /// Radians; empty without a body model.
+    private var headings: [Double] = []
     private var logWeights: [Double] = []
     private var generator: SplitMix64
     private var lastTime: Double?
@@ -54,6 +60,7 @@ public struct ParticleFilter: Sendable, Hashable {
             // step so the cloud stays useful.
             let elapsed = min(30, max(0, time - lastTime))
             move(sigma: configuration.walkingSpeed * elapsed.squareRoot() * 0.8 + 0.1)
+            turn(elapsed: elapsed)
         }
         lastTime = time
         weigh(readings, hint: positionHint)
@@ -64,12 +71,13 @@ public struct ParticleFilter: Sendable, Hashable {
 
     private mutating func scatter(around centre: Position, radius: Double) {
         let count = configuration.particles
-        xs = []; ys = []
+        xs = []; ys = []; headings = []
         xs.reserveCapacity(count); ys.reserveCapacity(count)
         for _ in 0..<count {
             let (gx, gy) = gaussianPair()
             let point = anchors.clamped(centre.x + radius * gx, centre.y + radius * gy)
             xs.append(point.x); ys.append(point.y)
+            if configuration.body != nil { headings.append(Double.random(in: 0..<(2 * .pi), using: &generator)) }
         }
         logWeights = [Double](repeating: 0, count: count)
     }
@@ -94,17 +102,42 @@ public struct ParticleFilter: Sendable, Hashable {
 
     static let stepAttempts = 4
 
+    /// A person turns a little most of the time and now and then faces anywhere: headings drift
+    /// by `headingDrift` rad per √s, and `headingRestart` of them per second are drawn anew, so a
+    /// cloud that settled on one heading can still find another.
+    private mutating func turn(elapsed: Double) {
+        guard !headings.isEmpty else { return }
+        let restart = 1 - exp(-Self.headingRestart * elapsed)
+        for index in headings.indices {
+            if Double.random(in: 0..<1, using: &generator) < restart {
+                headings[index] = Double.random(in: 0..<(2 * .pi), using: &generator)
+            } else {
+                headings[index] += Self.headingDrift * elapsed.squareRoot() * gaussianPair().0
+            }
+        }
+    }
+
+    static let headingDrift = 0.3
+    static let headingRestart = 0.1
+
     private mutating func weigh(_ readings: [Reading], hint: Fix?) {
         let model = anchors.model
         let h2 = model.heightOffset * model.heightOffset
         let inverseScale2 = 1 / (configuration.lossScale * configuration.lossScale)
         var largest = -Double.infinity
+        let body = headings.isEmpty ? nil : configuration.body
+        let cosineLimit = cos(body?.halfAngle ?? 0)
         for index in xs.indices {
             var logLikelihood = 0.0
+            // Straight behind the person: the direction opposite the heading.
+            let behindX = body == nil ? 0 : -cos(headings[index]), behindY = body == nil ? 0 : -sin(headings[index])
             for reading in readings {
                 let dx = xs[index] - anchors.xs[reading.beacon], dy = ys[index] - anchors.ys[reading.beacon]
-                let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2)
+                let squared = dx * dx + dy * dy
+                var r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(squared + h2)
                     - anchors.wallLoss(xs[index], ys[index], reading.beacon))
+                // (dx, dy) points from the beacon to the particle, so the beacon lies along −(dx, dy).
+                if let body, squared > 0, -(dx * behindX + dy * behindY) >= cosineLimit * squared.squareRoot() { r += body.loss }
                 logLikelihood -= log1p(r * r * inverseScale2)
             }
             if let hint {
@@ -181,17 +214,18 @@ public struct ParticleFilter: Sendable, Hashable {
         var position = Double.random(in: 0..<step, using: &generator)
         var cumulative = weights[0]
         var source = 0
-        var newXs = [Double](), newYs = [Double]()
-        newXs.reserveCapacity(count); newYs.reserveCapacity(count)
+        var newXs = [Double](), newYs = [Double](), newHeadings = [Double]()
+        newXs.reserveCapacity(count); newYs.reserveCapacity(count); newHeadings.reserveCapacity(headings.count)
         for _ in 0..<count {
             while position > cumulative && source < count - 1 {
                 source += 1
                 cumulative += weights[source]
             }
             newXs.append(xs[source]); newYs.append(ys[source])
+            if !headings.isEmpty { newHeadings.append(headings[source]) }
             position += step
         }
-        xs = newXs; ys = newYs
+        xs = newXs; ys = newYs; headings = newHeadings
         logWeights = [Double](repeating: 0, count: count)
     }
 

@@ -28,6 +28,8 @@ public struct RoomDecider: Sendable {
         /// Cauchy scale (dB) of readings weaker than the signal model predicts; nil: the same as
         /// above (5 dB). A wider one is the one-sided loss of ``SignalRoomLikelihood``.
         public var weakerLossScale: Double?
+        /// The user's body in the signal model (``BodyShadow``): for receivers people carry.
+        public var body: BodyShadow?
         /// Methods whose fixes are part of the evidence (fingerprints only with a survey).
         public var methods: [LocateMethod]
         /// Spread (m) of the fix likelihoods.
@@ -35,13 +37,14 @@ public struct RoomDecider: Sendable {
         public var filter: RoomFilter.Configuration
 
         public init(signal: Bool = true, particleMass: Bool = true, massOutlierShare: Double = 0.05, temperature: Double = 1,
-                    weakerLossScale: Double? = nil, methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
+                    weakerLossScale: Double? = nil, body: BodyShadow? = nil, methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
                     spread: Double = 0.5, filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93)) {
             self.signal = signal
             self.particleMass = particleMass
             self.massOutlierShare = min(max(massOutlierShare, 0), 1)
             self.temperature = temperature
             self.weakerLossScale = weakerLossScale
+            self.body = body
             self.methods = methods
             self.spread = spread
             self.filter = filter
@@ -52,6 +55,10 @@ public struct RoomDecider: Sendable {
         /// room is announced at belief 0.9.
         public static let phones = Configuration(weakerLossScale: 10, methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// The phones' default before the one-sided loss (symmetric 5 dB), kept for comparison.
+        /// The phones' default with the user's body (``BodyShadow``) in the signal model and the
+        /// particle filter, for comparison: it did not help on home.json (docs/evaluation.md).
+        public static let phonesWithBody = Configuration(weakerLossScale: 10, body: BodyShadow(), methods: [],
+                                                         filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         public static let phonesSymmetric = Configuration(methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// Carried beacons located from gateways: signal model, particle mass and the particle
         /// filter's, fingerprints' and trilateration's fixes; 0.5 per second, belief 0.93.
@@ -74,10 +81,11 @@ public struct RoomDecider: Sendable {
         fixLikelihood = RoomLikelihood(rooms: map.rooms, spread: configuration.spread)
         let needed = configuration.methods + (configuration.particleMass && !configuration.methods.contains(.particle) ? [.particle] : [])
         for method in needed where method != .fingerprint || !survey.isEmpty {
-            locators[method] = ScanLocator(method: method, map: map, model: model, survey: survey, attenuatingWalls: true)
+            locators[method] = ScanLocator(method: method, map: map, model: model, survey: survey, attenuatingWalls: true, body: configuration.body)
         }
         let anchors = locators.values.first?.anchors ?? AnchorSet(map: map, model: model, attenuatingWalls: true)
-        signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, weakerLossScale: configuration.weakerLossScale) : nil
+        signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, weakerLossScale: configuration.weakerLossScale,
+                                                                                               modelsBody: configuration.body != nil) : nil
     }
 
     public func room(of subject: String) -> String? { filter.room(of: subject) }
@@ -106,7 +114,7 @@ public struct RoomDecider: Sendable {
         guard !map.rooms.isEmpty else { return nil }
         var combined = [Double](repeating: 1, count: map.rooms.count)
         var used = 0
-        if let signal, let logs = signal.logLikelihoods(of: correctedReadings) {
+        if let signal, let logs = signal.logLikelihoods(of: correctedReadings, body: configuration.body) {
             let values = SignalRoomLikelihood.likelihoods(logs: logs, temperature: configuration.temperature, outlierShare: signal.outlierShare)
             for room in combined.indices { combined[room] *= values[room] }
             used += 1

@@ -10,12 +10,16 @@ public struct ScanLocator: Sendable {
     private let trilateration: RobustTrilateration
     private let fingerprints: FingerprintIndex?
     private var filters: [String: ParticleFilter] = [:]
+    /// The particle filters' model of the user's body (``ParticleFilter/Configuration/body``).
+    public let body: BodyShadow?
     public static let maximumTrackedReceivers = 100_000
 
     /// `survey` is needed for `.fingerprint` (the method gives no fixes without it).
     /// `attenuatingWalls`: see ``AnchorSet/init(map:model:attenuatingWalls:)``.
-    public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], attenuatingWalls: Bool = false) {
+    public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], attenuatingWalls: Bool = false,
+                body: BodyShadow? = nil) {
         self.method = method
+        self.body = body
         self.map = map
         anchors = AnchorSet(map: map, model: model, attenuatingWalls: attenuatingWalls)
         centroid = WeightedCentroid(anchors: anchors)
@@ -42,7 +46,7 @@ public struct ScanLocator: Sendable {
             if filters[receiver] == nil {
                 guard filters.count < Self.maximumTrackedReceivers else { return nil }
                 filters[receiver] = ParticleFilter(anchors: anchors, walls: map.walls,
-                                                   configuration: .init(seed: Self.seed(for: receiver)))
+                                                   configuration: .init(seed: Self.seed(for: receiver), body: body))
             }
             // With a survey, the fingerprint fix is a second measurement of the same walk.
             let hint = fingerprints?.locate(readings)

@@ -30,6 +30,8 @@ struct LocationPass {
     private var tagLocators: [[LocateMethod: ScanLocator]] = []
     /// Room likelihoods from the signal model (no fix): one for phones, one per tag.
     private var phoneSignal: SignalRoomLikelihood?
+    /// The phones' particle filter with the user's body modelled, when a variant asks for it.
+    private var phoneBodyParticles: ScanLocator?
     private var tagSignals: [SignalRoomLikelihood?] = []
     private var phonePending: [String: [Int: (sum: Double, count: Int)]] = [:]
     private var tagPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
@@ -130,6 +132,9 @@ struct LocationPass {
         for method in methods {
             phoneLocators[method] = ScanLocator(method: method, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls)
         }
+        if let body = roomFilterVariants[.phones, default: []].lazy.compactMap(\.body).first {
+            phoneBodyParticles = ScanLocator(method: .particle, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls, body: body)
+        }
         let gateways = gatewayIndex.sorted { $0.value < $1.value }.map(\.key)
         tagLocators = tags.map { tag in
             // The gateways become the anchors; each is heard at the tag's advertised power plus
@@ -148,7 +153,8 @@ struct LocationPass {
             return locators
         }
         guard !map.rooms.isEmpty, roomFilterVariants.values.joined().contains(where: { $0.evidence.contains(.signal) }) else { return }
-        phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) }
+        let phonesModelBody = roomFilterVariants[.phones, default: []].contains { $0.body != nil }
+        phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors, modelsBody: phonesModelBody) }
         tagSignals = tagLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
     }
 
@@ -175,9 +181,10 @@ struct LocationPass {
                 fixes[method] = fix
             }
             let gain = model.gain(of: walker.name)
+            _ = phoneBodyParticles?.locate(readings, receiver: walker.name, at: end)
             filterRooms(fixes, evidence: RoomCycleEvidence(
                             signal: phoneSignal, readings: readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) },
-                            particles: phoneLocators[.particle], subject: walker.name, rooms: map.rooms),
+                            particles: phoneLocators[.particle], bodyParticles: phoneBodyParticles, subject: walker.name, rooms: map.rooms),
                         subject: walker.name, direction: .phones, at: end)
         }
         for (index, tag) in tags.enumerated() {
@@ -248,9 +255,9 @@ struct LocationPass {
                     values = cache[key] ?? likelihood.likelihoods(of: fix.position)
                     cache[key] = values
                 case .particleMass:
-                    values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare)
+                    values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare, body: variant.body != nil)
                 case .signal:
-                    values = evidence.signalLikelihoods(temperature: variant.temperature, weakerLossScale: variant.weakerLossScale)
+                    values = evidence.signalLikelihoods(temperature: variant.temperature, weakerLossScale: variant.weakerLossScale, body: variant.body)
                 }
                 guard let values else { continue }
                 for room in combined.indices { combined[room] *= values[room] }
@@ -314,29 +321,45 @@ struct RoomCycleEvidence {
     let signal: SignalRoomLikelihood?
     let readings: [Reading]
     let particles: ScanLocator?
+    /// The same filter with the user's body modelled (phones), when a variant asks for it.
+    var bodyParticles: ScanLocator? = nil
     let subject: String
     let rooms: [Room]
-    /// Per weaker-reading scale (nil: symmetric), the cycle's log-likelihoods.
-    private var signalLogs: [Double?: [Double]?] = [:]
+    /// Per signal model (weaker-reading scale, nil: symmetric; body or none), the cycle's log-likelihoods.
+    private struct SignalKey: Hashable {
+        var weakerLossScale: Double?
+        var body: BodyShadow?
+    }
+    private var signalLogs: [SignalKey: [Double]?] = [:]
     private var mass: [Double]??
+    private var bodyMass: [Double]??
 
-    init(signal: SignalRoomLikelihood?, readings: [Reading], particles: ScanLocator?, subject: String, rooms: [Room]) {
+    init(signal: SignalRoomLikelihood?, readings: [Reading], particles: ScanLocator?, bodyParticles: ScanLocator? = nil, subject: String, rooms: [Room]) {
         self.signal = signal
         self.readings = readings
         self.particles = particles
+        self.bodyParticles = bodyParticles
         self.subject = subject
         self.rooms = rooms
     }
 
-    mutating func signalLikelihoods(temperature: Double, weakerLossScale: Double? = nil) -> [Double]? {
-        if signalLogs[weakerLossScale] == nil { signalLogs[weakerLossScale] = .some(signal?.logLikelihoods(of: readings, weakerLossScale: weakerLossScale)) }
-        guard let logs = signalLogs[weakerLossScale]!, let signal else { return nil }
+    mutating func signalLikelihoods(temperature: Double, weakerLossScale: Double? = nil, body: BodyShadow? = nil) -> [Double]? {
+        let key = SignalKey(weakerLossScale: weakerLossScale, body: body)
+        if signalLogs[key] == nil { signalLogs[key] = .some(signal?.logLikelihoods(of: readings, weakerLossScale: weakerLossScale, body: body)) }
+        guard let logs = signalLogs[key]!, let signal else { return nil }
         return SignalRoomLikelihood.likelihoods(logs: logs, temperature: temperature, outlierShare: signal.outlierShare)
     }
 
-    mutating func massLikelihoods(outlierShare: Double) -> [Double]? {
-        if mass == nil { mass = .some(particles?.particleMass(of: subject, rooms: rooms)) }
-        guard let masses = mass!, masses.count == rooms.count + 1 else { return nil }
+    mutating func massLikelihoods(outlierShare: Double, body: Bool = false) -> [Double]? {
+        let masses: [Double]?
+        if body {
+            if bodyMass == nil { bodyMass = .some(bodyParticles?.particleMass(of: subject, rooms: rooms)) }
+            masses = bodyMass!
+        } else {
+            if mass == nil { mass = .some(particles?.particleMass(of: subject, rooms: rooms)) }
+            masses = mass!
+        }
+        guard let masses, masses.count == rooms.count + 1 else { return nil }
         let even = 1 / Double(max(1, rooms.count))
         return masses.prefix(rooms.count).map { (1 - outlierShare) * $0 + outlierShare * even }
     }

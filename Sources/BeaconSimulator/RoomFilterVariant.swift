@@ -21,6 +21,8 @@ struct RoomFilterVariant: Sendable, Hashable {
     var temperature: Double = 1
     /// Cauchy scale (dB) of signal-model readings weaker than predicted; nil: symmetric.
     var weakerLossScale: Double?
+    /// The user's body in the signal model and the particle filter (``BodyShadow``); nil: none.
+    var body: BodyShadow?
     /// Share of the particle mass likelihood spread evenly over the rooms.
     var massOutlierShare: Double = 0.05
     var configuration: RoomFilter.Configuration
@@ -39,6 +41,7 @@ struct RoomFilterVariant: Sendable, Hashable {
         spread = decider.spread
         temperature = decider.temperature
         weakerLossScale = decider.weakerLossScale
+        body = decider.body
         massOutlierShare = decider.massOutlierShare
         configuration = decider.filter
     }
@@ -70,7 +73,8 @@ struct RoomFilterVariant: Sendable, Hashable {
             : RoomFilterVariant(label: "room filter, phones' default (signal + mass)", decider: .phones)
         // The phones' default before the one-sided signal loss (issue 10, fourth round).
         let symmetric = direction == .phones
-            ? [RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric)] : []
+            ? [RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric),
+               RoomFilterVariant(label: "room filter, phones' default + the user's body", decider: .phonesWithBody)] : []
         return [standard(direction), fixes] + symmetric + [mass, signal, signalFixes, other]
     }
 }

@@ -51,6 +51,33 @@ import Testing
         #expect(oneSided.logLikelihoods(of: shadowed, weakerLossScale: .nan) == oneSidedLogs)
     }
 
+    @Test func theBodyExplainsBeaconsBehindTheUserHeardWeaker() throws {
+        let anchors = AnchorSet(map: map, model: model, attenuatingWalls: true)
+        let plain = SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, temperature: 1)
+        let bodyAware = SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, temperature: 1, modelsBody: true)
+        let body = BodyShadow(loss: 12, halfAngle: .pi / 3, headings: 8)
+        // In the west room, facing east: the three beacons on the west wall are
+        // behind the user and arrive 12 dB weaker than the model without a body says.
+        let spot = Position(x: 6, y: 5)
+        let clean = readings(at: spot, anchors: anchors)
+        let behind = Set(anchors.xs.indices.filter { anchors.xs[$0] < 2 })
+        #expect(behind.count == 3)
+        let shadowed = clean.map { behind.contains($0.beacon) ? Reading(beacon: $0.beacon, rssi: $0.rssi - 12) : $0 }
+        let withoutBody = try #require(plain.logLikelihoods(of: shadowed))
+        let withBody = try #require(bodyAware.logLikelihoods(of: shadowed, body: body))
+        #expect(withBody[0] - withBody[1] > withoutBody[0] - withoutBody[1] + 1, "\(withoutBody) \(withBody)")
+        #expect(withBody[0] == 0, "the west room is the most likely: \(withBody)")
+        // Readings without a body in the way still name the room they came from.
+        let cleanWithBody = try #require(bodyAware.logLikelihoods(of: clean, body: body))
+        #expect(cleanWithBody[0] == 0 && cleanWithBody[1] < -1, "\(cleanWithBody)")
+        // An instance made without the directions ignores the body; no body is the plain model.
+        #expect(plain.logLikelihoods(of: shadowed, body: body) == withoutBody)
+        #expect(bodyAware.logLikelihoods(of: shadowed) == withoutBody)
+        // Absurd parameters are clamped, not trusted.
+        let clamped = BodyShadow(loss: .infinity, halfAngle: -1, headings: 1_000_000)
+        #expect(clamped.loss == 10 && clamped.halfAngle == 0 && clamped.headings == 32)
+    }
+
     @Test func signalGridsStayBoundedOnHugeMaps() {
         let rooms = (0..<200).map { index in
             Room(name: "r\(index)", outline: Polygon([Position(x: Double(index) * 50, y: 0), Position(x: Double(index) * 50 + 50, y: 0),

@@ -265,8 +265,8 @@ public struct BeaconEngine: Sendable {
         if outcome.entered { enter(index, at: t, into: &events) }
     }
 
-    /// A packet that ends a silence longer than the beacon's timeout: the exit not yet noticed,
-    /// or entry evidence that lapsed.
+    /// A silence longer than the beacon's timeout, seen by a packet or by the exit check: the
+    /// exit, or entry evidence that lapsed.
     private mutating func endSilence(_ index: Int, at time: Double, into events: inout [BeaconEvent]) {
         if beacons[index].isPresent {
             exit(index, at: time, into: &events)
@@ -274,6 +274,7 @@ public struct BeaconEngine: Sendable {
             beacons[index].evidence = 0
             beacons[index].reception.reset()
             beacons[index].presence.resetPattern()
+            noteChange(index)
         }
     }
 
@@ -412,14 +413,7 @@ public struct BeaconEngine: Sendable {
 
     private mutating func checkExits(at time: Double, into events: inout [BeaconEvent]) {
         for index in beacons.indices where time > beacons[index].exitDeadline {
-            if beacons[index].isPresent {
-                exit(index, at: time, into: &events)
-            } else if beacons[index].evidence > 0 {
-                beacons[index].evidence = 0
-                beacons[index].reception.reset()
-                beacons[index].presence.resetPattern()
-                noteChange(index)
-            }
+            endSilence(index, at: time, into: &events)
         }
     }
 

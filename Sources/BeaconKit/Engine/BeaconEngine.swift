@@ -243,7 +243,7 @@ public struct BeaconEngine: Sendable {
     }
 
     /// Feeds one packet of an interned beacon: the per-packet hot path. The record is updated in
-    /// place (``notePacket(_:at:rssi:receiverDropout:)``): copying its 104 bytes out and back
+    /// place (`notePacket(_:at:rssi:receiverDropout:)`): copying its 104 bytes out and back
     /// cost about 10 % of a packet.
     public mutating func record(_ beacon: BeaconIndex, time: Double, rssi: Int8?, into events: inout [BeaconEvent]) {
         if time >= nextHousekeeping { housekeep(to: time, into: &events) }

@@ -188,7 +188,8 @@ struct BodyHeadings {
                        inverseScale2: Double, inverseWeakerScale2: Double) -> Double {
         let base = cell * stride
         var largest = -Double.infinity
-        var perHeading = [Double](repeating: 0, count: behindX.count)
+        // At most 32 headings (``BodyShadow``): kept inline, as this runs per cell and cycle.
+        var perHeading = InlineArray<32, Double>(repeating: 0)
         for heading in behindX.indices {
             var logLikelihood = 0.0
             for index in 0..<beacons.count {
@@ -201,7 +202,9 @@ struct BodyHeadings {
             perHeading[heading] = logLikelihood
             largest = max(largest, logLikelihood)
         }
-        return largest + log(perHeading.reduce(0) { $0 + exp($1 - largest) } / Double(perHeading.count))
+        var sum = 0.0
+        for heading in behindX.indices { sum += exp(perHeading[heading] - largest) }
+        return largest + log(sum / Double(behindX.count))
     }
 }
 

@@ -253,8 +253,8 @@ public struct BeaconEngine: Sendable {
         if t > beacons[index].exitDeadline { endSilence(index, at: t, into: &events) }
         if hot.packet.filterKind == .window, let rssi { windows[index].add(rssi: rssi, time: t) }
         // The records and the dropout memory leave `self` during the update (a swap of
-        // references, no copy), so that `self` is only read there: updating them inside `self`
-        // while reading its parameters made the compiler copy the parameters per packet.
+        // references, no copy), so that `notePacket` may read the parameters from `self` while
+        // it changes them.
         var records = ContiguousArray<TrackedBeacon>()
         swap(&records, &beacons)
         var dropout = receiverDropout

@@ -57,6 +57,7 @@ public actor MQTTClient {
         public var resent = 0
         public var dropped = 0
         public var received = 0
+        public var pingsAnswered = 0
     }
 
     public let configuration: Configuration
@@ -269,6 +270,7 @@ public actor MQTTClient {
             grants[id] = codes
         case .pingResp:
             unansweredPings = 0
+            statistics.pingsAnswered += 1
         default:
             lastError = MQTTClientError.protocolViolation("unexpected \(packet.type) from the broker")
             channel.close(promise: nil)

@@ -35,7 +35,11 @@ struct Evaluate: AsyncParsableCommand {
     @Flag(help: "With --monitoring-only: only the default configuration, several times faster, for the longest runs.")
     var defaultOnly = false
 
+    @Flag(help: "Only the positions and rooms section (scenarios with a map): skips the engine's tables and the plot.")
+    var positionsOnly = false
+
     func validate() throws {
+        if positionsOnly && (monitoringOnly || json || svg != nil) { throw ValidationError("--positions-only prints only the positions and rooms text: without --monitoring-only, --json or --svg") }
         if defaultOnly && !monitoringOnly { throw ValidationError("--default-only needs --monitoring-only") }
         if let duration {
             do { try Scenario.checkDuration(duration, field: "--duration") } catch { throw ValidationError(error.description) }
@@ -49,6 +53,12 @@ struct Evaluate: AsyncParsableCommand {
         }
         if let duration { loaded.duration = duration }
         let showProgress = isatty(STDERR_FILENO) == 1
+        if positionsOnly {
+            let location = LocationEvaluation(scenario: loaded)
+            guard location.applies else { throw ValidationError("\(scenario) has no map with two or more fixed receivers: no positions to evaluate") }
+            try StandardOutput.line(location.run().text)
+            return
+        }
         var variants = monitoringOnly ? Evaluation.monitoringVariants : Evaluation.Variant.standard
         if defaultOnly { variants = Array(variants.prefix(1)) }
         let report = Evaluation(scenario: loaded, variants: variants).run(progress: showProgress ? { fraction in

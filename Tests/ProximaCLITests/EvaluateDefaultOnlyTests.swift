@@ -20,4 +20,24 @@ import Testing
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains("--default-only needs --monitoring-only"))
     }
+
+    @Test func positionsOnlyPrintsThePositionsAndRoomsAlone() throws {
+        let home = SimulatorCommandTests.examples.appendingPathComponent("home.json").path
+        let outcome = try ProximaBinary.run(["evaluate", home, "--duration", "30", "--positions-only"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("Positions and rooms"))
+        #expect(outcome.standardOutput.contains("room filter (default)"))
+        #expect(!outcome.standardOutput.contains("default: Kalman, robust log-distance, evidence exit"))
+        #expect(!outcome.standardOutput.contains("Plot:"))
+    }
+
+    @Test func positionsOnlyIsRefusedWithoutAMapOrWithOtherOutputs() throws {
+        let museum = SimulatorCommandTests.examples.appendingPathComponent("museum.json").path
+        let withoutMap = try ProximaBinary.run(["evaluate", museum, "--duration", "10", "--positions-only"])
+        #expect(withoutMap.status != 0)
+        #expect(withoutMap.standardError.contains("no map with two or more fixed receivers"), "\(withoutMap.standardError)")
+        let withJSON = try ProximaBinary.run(["evaluate", museum, "--positions-only", "--json"])
+        #expect(withJSON.status != 0)
+        #expect(withJSON.standardError.contains("--positions-only"), "\(withJSON.standardError)")
+    }
 }

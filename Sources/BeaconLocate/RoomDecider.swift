@@ -55,11 +55,11 @@ public struct RoomDecider: Sendable {
         /// room is announced at belief 0.9.
         public static let phones = Configuration(weakerLossScale: 10, methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// The phones' default before the one-sided loss (symmetric 5 dB), kept for comparison.
+        public static let phonesSymmetric = Configuration(methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// The phones' default with the user's body (``BodyShadow``) in the signal model and the
         /// particle filter, for comparison: it did not help on home.json (docs/evaluation.md).
         public static let phonesWithBody = Configuration(weakerLossScale: 10, body: BodyShadow(), methods: [],
                                                          filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
-        public static let phonesSymmetric = Configuration(methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// Carried beacons located from gateways: signal model, particle mass and the particle
         /// filter's, fingerprints' and trilateration's fixes; 0.5 per second, belief 0.93.
         public static let tags = Configuration()

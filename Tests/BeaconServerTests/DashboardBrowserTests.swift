@@ -15,12 +15,14 @@ struct DashboardBrowserTests {
     static let hostileLabel = "<img src=x onerror=alert(1)>"
     static let speed = 30.0
     /// When b4's battery dies, in simulated seconds: after the fleet checks have learnt its
-    /// coverage (10 minutes), and late enough for the earlier checks to run first.
-    static let deathTime = 1500.0
+    /// coverage (10 minutes), and late enough for the earlier checks to run first. The fleet page
+    /// opens about 4 s after the gateway starts on an idle host; 80 s leaves a loaded CI host
+    /// room (at 50 s a CI run once opened it too late).
+    static let deathTime = 2400.0
 
     static let scenarioJSON = """
     {
-      "name": "dashboard hall", "seed": 5, "duration": 2700, "uuid": "\(uuid)",
+      "name": "dashboard hall", "seed": 5, "duration": 3600, "uuid": "\(uuid)",
       "venue": {"width": 60, "height": 20, "walls": [
         {"from": {"x": 30, "y": 0}, "to": {"x": 30, "y": 8}, "attenuation": 3},
         {"from": {"x": 30, "y": 12}, "to": {"x": 30, "y": 20}, "attenuation": 3}]},
@@ -73,6 +75,11 @@ struct DashboardBrowserTests {
         var staticBytes = 0
         var requests = 0
         var latencies: [Double] = []
+        /// Real seconds from the gateway's start to the fleet page's first row of b4 and to b4's
+        /// missing state: the margin the scenario's timing leaves a slow host.
+        var gatewayStarted = ContinuousClock.now
+        var fleetOpenedAfter = 0.0
+        var missingAfter = 0.0
     }
 
     @Test func dashboardMustShows() async throws {
@@ -97,11 +104,13 @@ struct DashboardBrowserTests {
             gateway = try ProximaProcess(["gateway", "--server", base.absoluteString, "--simulate", scenarioPath, "--speed", "\(Self.speed)",
                                           "--slice", "2"] + seeded.receiverTokens.flatMap { ["--receiver-token", "\($0.key)=\($0.value)"] })
             var figures = Figures()
+            figures.gatewayStarted = ContinuousClock.now
             try await Self.mustShows(browser: browser, base: base, admin: admin, seeded: seeded, databasePath: databasePath,
                                      shots: shots, figures: &figures)
             try await Self.demoSignInLink(browser: browser, directory: directory)
             print("dashboard screenshots in \(shots)")
             print("dashboard first load: \(figures.firstLoadBytes) bytes transferred in \(figures.requests) requests (static files \(figures.staticBytes) bytes)")
+            print("dashboard fleet page opened \(String(format: "%.1f", figures.fleetOpenedAfter)) s after the gateway started, b4 missing at \(String(format: "%.1f", figures.missingAfter)) s (death at \(Self.deathTime / Self.speed) s)")
             print("dashboard event latency (stored → shown), s: \(figures.latencies.map { String(format: "%.3f", $0) }.joined(separator: ", "))")
         } catch {
             Issue.record(error)
@@ -117,6 +126,11 @@ struct DashboardBrowserTests {
         var readerToken: String
         var beaconCount: Int
         var siteID: Int
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
     }
 
     static func seed(_ admin: APIClient) async throws -> Seeded {
@@ -232,8 +246,10 @@ struct DashboardBrowserTests {
         try await browser.run("window.proximaNoReload = true")
         let b4 = "tr[data-beacon='\(uuid):1:1004']"
         let before = try await browser.waitFor("b4 in the fleet table", "return document.querySelector(\"\(b4)\")?.dataset.state")
-        #expect(before.string != "missing", "b4 was missing before its battery died: the page opened too late")
+        figures.fleetOpenedAfter = Self.seconds(since: figures.gatewayStarted)
+        #expect(before.string != "missing", "b4 was missing before its battery died: the page opened too late (\(figures.fleetOpenedAfter) s after the gateway started, the death is at \(Self.deathTime / Self.speed) s)")
         try await browser.waitFor("b4 to turn missing", timeout: .seconds(90), "return document.querySelector(\"\(b4)\")?.dataset.state === 'missing'")
+        figures.missingAfter = Self.seconds(since: figures.gatewayStarted)
         #expect(try await browser.run("return window.proximaNoReload === true && performance.getEntriesByType('navigation').length === 1").bool == true)
         // Operators acknowledge from the page.
         try await browser.waitFor("an acknowledge button", timeout: .seconds(10), "return document.querySelector('button.ack') !== null")

@@ -187,7 +187,9 @@ let package = Package(
         .testTarget(name: "BeaconFleetTests", dependencies: ["BeaconFleet", "BeaconKit"]),
         .testTarget(name: "BeaconRotationTests", dependencies: ["BeaconRotation", "BeaconKit"]),
         .testTarget(name: "BeaconWalletTests", dependencies: ["BeaconWallet", "BeaconKit", "BeaconTesting"]),
-        .testTarget(name: "BeaconMQTTTests", dependencies: ["BeaconMQTT", "BeaconKit", "BeaconTesting"]),
+        .testTarget(name: "BeaconMQTTTests", dependencies: ["BeaconMQTT", "BeaconKit", "BeaconTesting",
+                                                           .product(name: "NIOCore", package: "swift-nio"),
+                                                           .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "ProximaCLITests", dependencies: ["BeaconKit", "BeaconTesting", "BeaconWallet"]),
     ],
     swiftLanguageModes: [.v6]

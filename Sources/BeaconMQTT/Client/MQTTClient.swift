@@ -74,8 +74,6 @@ public actor MQTTClient {
     private var subscriptions: [(filter: String, qos: MQTTQoS)] = []
     private var subscribeIdentifier: UInt16 = 0
     private var grants: [UInt16: [UInt8]] = [:]
-    /// PINGREQs sent since the last PINGRESP.
-    private var unansweredPings = 0
     public private(set) var statistics = Statistics()
     /// The last connection failure, for a person to read.
     public private(set) var lastError: (any Error)?
@@ -187,6 +185,7 @@ public actor MQTTClient {
         let decoder = MQTTPacketDecoder(maximumPacketSize: configuration.maximumPacketSize)
         let sslContext = try makeSSLContext()
         let host = configuration.broker.host
+        let keepAlive = configuration.keepAlive
         let serverHostname = host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? nil : host
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(Int64(configuration.connectTimeout.components.seconds)))
@@ -195,7 +194,7 @@ public actor MQTTClient {
                     if let sslContext {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
                     }
-                    try channel.pipeline.syncOperations.addHandler(MQTTChannelHandler(decoder: decoder, events: continuation))
+                    try channel.pipeline.syncOperations.addHandler(MQTTChannelHandler(decoder: decoder, keepAlive: keepAlive, events: continuation))
                 }
             }
         let channel = try await bootstrap.connect(host: host, port: configuration.broker.port).get()
@@ -214,11 +213,7 @@ public actor MQTTClient {
             try await Task.sleep(for: timeout)
             if !self.connected { channel.close(promise: nil) }
         }
-        var keepAlive: Task<Void, Never>?
-        defer {
-            watchdog.cancel()
-            keepAlive?.cancel()
-        }
+        defer { watchdog.cancel() }
         var failure: (any Error)?
         for await event in events {
             switch event {
@@ -226,11 +221,9 @@ public actor MQTTClient {
                 guard !connected else { throw MQTTClientError.protocolViolation("a second CONNACK") }
                 guard code == .accepted else { throw MQTTClientError.refused(code) }
                 connected = true
-                unansweredPings = 0
                 backoff.reset()
                 statistics.connections += 1
                 report("MQTT connected to \(configuration.broker)\(sessionPresent ? " (session kept)" : "")")
-                keepAlive = startKeepAlive(on: channel)
                 onConnected(sessionPresent: sessionPresent, channel: channel)
             case .packet(let packet):
                 guard connected else { throw MQTTClientError.protocolViolation("\(packet.type) before CONNACK") }
@@ -269,39 +262,11 @@ public actor MQTTClient {
         case .subAck(let id, let codes):
             grants[id] = codes
         case .pingResp:
-            unansweredPings = 0
             statistics.pingsAnswered += 1
         default:
             lastError = MQTTClientError.protocolViolation("unexpected \(packet.type) from the broker")
             channel.close(promise: nil)
         }
-    }
-
-    private func startKeepAlive(on channel: any Channel) -> Task<Void, Never>? {
-        guard configuration.keepAlive > 0 else { return nil }
-        // Twice per keep-alive period: the broker closes a connection silent for 1.5 periods, and
-        // a ping sent only once per period leaves half a period for a late wake-up on a busy host.
-        let interval = Duration.milliseconds(Int64(configuration.keepAlive) * 500)
-        return Task {
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
-                guard self.ping(channel) else { return }
-            }
-        }
-    }
-
-    /// Sends PINGREQ; closes the connection when the pings of a whole keep-alive period went
-    /// unanswered (§3.1.2.10), so the loop reconnects.
-    private func ping(_ channel: any Channel) -> Bool {
-        guard self.channel === channel, connected else { return false }
-        if unansweredPings >= 2 {
-            report("MQTT \(configuration.broker): no PINGRESP within \(configuration.keepAlive) s, reconnecting")
-            channel.close(promise: nil)
-            return false
-        }
-        unansweredPings += 1
-        try? write(.pingReq, on: channel)
-        return true
     }
 
     private func sendSubscribe(_ filters: [(filter: String, qos: MQTTQoS)]) -> UInt16 {

@@ -92,6 +92,14 @@ extension BeaconEngine {
         changedIndices.append(Int32(index))
     }
 
+    /// ``noteChange(_:)`` for a record that is out of `self` for an in-place update.
+    @inline(__always)
+    mutating func noteChange(_ index: Int, of record: inout TrackedBeacon) {
+        guard !record.isChanged else { return }
+        record.isChanged = true
+        changedIndices.append(Int32(index))
+    }
+
     /// Forgets absent beacons silent past ``forgetAfter``, at most every quarter of that time.
     mutating func forgetSilentBeaconsIfDue() {
         guard retention.forgetsSilentBeacons, now >= nextForgetSweep else { return }

@@ -80,20 +80,25 @@ struct PacketRule: Sendable {
 }
 
 /// The configuration reduced to the numbers the engine reads per packet and per cycle, converted once.
-struct HotParameters: Sendable {
-    var packet: PacketRule
-    var evidence: EvidenceExitParameters?
+///
+/// An immutable object rather than a struct inside the engine: the packet path and the ranging
+/// cycle update records that are out of `self` while they read these numbers, and with a struct
+/// the compiler copied the parameters (226 bytes per packet) or the whole engine (904 bytes per
+/// ranged beacon) onto the stack first. The fields of an immutable object are read in place.
+final class HotParameters: Sendable {
+    let packet: PacketRule
+    let evidence: EvidenceExitParameters?
     /// Copied out so the cycle loop does not retain the configuration's override dictionaries.
-    var distanceModel: DistanceModel
+    let distanceModel: DistanceModel
     /// The robust model's precomputed form, when it is the model.
-    var robust: RobustRangingCoefficients?
-    var zones: ProximityZones
+    let robust: RobustRangingCoefficients?
+    let zones: ProximityZones
 
     init(_ configuration: EngineConfiguration) {
         packet = PacketRule(configuration)
         distanceModel = configuration.distance.model
         robust = RobustRangingCoefficients(configuration.distance.model)
         zones = configuration.zones
-        if case .evidence(let parameters) = configuration.exitRule { evidence = parameters }
+        if case .evidence(let parameters) = configuration.exitRule { evidence = parameters } else { evidence = nil }
     }
 }

@@ -277,19 +277,10 @@ struct LocationPass {
         }
     }
 
-    func positionErrors() -> [LocationReport.PositionError] {
-        Direction.allCases.flatMap { direction in
-            LocateMethod.allCases.compactMap { method -> LocationReport.PositionError? in
-                guard let values = errors[direction]?[method], let summary = ErrorSummary(errors: values) else { return nil }
-                return LocationReport.PositionError(direction: direction, method: method.rawValue, median: summary.median, p90: summary.p90,
-                                                    max: summary.max, fixes: summary.fixes)
-            }
-        }
-    }
-
-    func roomResults() -> [LocationReport.RoomResult] {
-        guard !map.rooms.isEmpty else { return [] }
-        var results: [LocationReport.RoomResult] = []
+    /// The position errors and every room decider's score, in report order.
+    func tally() -> LocationTally {
+        var tally = LocationTally(errors: errors)
+        guard !map.rooms.isEmpty else { return tally }
         for direction in Direction.allCases {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
@@ -302,16 +293,10 @@ struct LocationPass {
                 for (subject, truthTimeline) in subjects.sorted(by: { $0.key < $1.key }) {
                     score.add(truth: truthTimeline, decided: timelines[subject] ?? RoomTimeline(), duration: scenario.duration)
                 }
-                let latency = score.latencies.isEmpty ? nil : Distribution(score.latencies)
-                let ghost = score.ghosts.isEmpty ? nil : Distribution(score.ghosts)
-                results.append(LocationReport.RoomResult(
-                    direction: direction, decider: decider, accuracy: score.seconds > 0 ? Double(score.agreeing) / Double(score.seconds) : 0,
-                    seconds: score.seconds, trueChanges: score.latencies.count + score.missed, decidedChanges: score.decidedChanges,
-                    latencyP50: latency?.p50, latencyP95: latency?.p95, latencyMax: latency?.max, missed: score.missed,
-                    ghostP50: ghost?.p50, ghostP95: ghost?.p95, ghostMax: ghost?.max))
+                tally.rooms.append(LocationTally.RoomEntry(direction: direction, decider: decider, score: score))
             }
         }
-        return results
+        return tally
     }
 }
 

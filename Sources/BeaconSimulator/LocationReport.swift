@@ -79,6 +79,29 @@ public struct LocationReport: Sendable, Hashable, Codable {
     public var positions: [PositionError]
     public var rooms: [RoomResult]
     public var calibration: Calibration?
+    /// The scenario seeds pooled (``LocationEvaluation/seeds``); the calibration is the first's.
+    public var seeds: [UInt64] = []
+
+    enum CodingKeys: String, CodingKey { case cycle, surveyPoints, positions, rooms, calibration, seeds }
+
+    init(cycle: Double, surveyPoints: Int, positions: [PositionError], rooms: [RoomResult], calibration: Calibration?, seeds: [UInt64]) {
+        self.cycle = cycle
+        self.surveyPoints = surveyPoints
+        self.positions = positions
+        self.rooms = rooms
+        self.calibration = calibration
+        self.seeds = seeds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        cycle = try container.decode(Double.self, forKey: .cycle)
+        surveyPoints = try container.decode(Int.self, forKey: .surveyPoints)
+        positions = try container.decode([PositionError].self, forKey: .positions)
+        rooms = try container.decode([RoomResult].self, forKey: .rooms)
+        calibration = try container.decodeIfPresent(Calibration.self, forKey: .calibration)
+        seeds = try container.decodeIfPresent([UInt64].self, forKey: .seeds) ?? []
+    }
 
     /// The lowest median error of a method other than the centroid, over the centroid's, for a
     /// direction (nil without both).
@@ -92,6 +115,9 @@ public struct LocationReport: Sendable, Hashable, Codable {
     public var text: String {
         var lines: [String] = []
         lines.append("Positions and rooms (fixes every \(format(cycle, 1)) s, error = distance from the true position at the middle of the cycle; \(surveyPoints) survey points simulated for fingerprints)")
+        if seeds.count > 1 {
+            lines.append("Pooled over \(seeds.count) runs, seeds \(seeds.map(String.init).joined(separator: ", ")): every figure is taken over all runs' samples; the calibration is seed \(seeds[0])'s")
+        }
         lines.append(row(["direction", "method", "median m", "p90 m", "max m", "fixes"], widths: [40, 16, 10, 8, 8, 8]))
         for error in positions {
             lines.append(row([error.direction.label, error.method, format(error.median, 2), format(error.p90, 2), format(error.max, 2), "\(error.fixes)"],

@@ -62,6 +62,16 @@ struct RoomScore {
         addGhosts(truth: truth, decided: decided, duration: duration)
     }
 
+    /// Adds another score's samples (another seed's run of the same decider).
+    mutating func add(_ other: RoomScore) {
+        agreeing += other.agreeing
+        seconds += other.seconds
+        latencies += other.latencies
+        missed += other.missed
+        decidedChanges += other.decidedChanges
+        ghosts += other.ghosts
+    }
+
     private mutating func addGhosts(truth: RoomTimeline, decided: RoomTimeline, duration: Double) {
         let changes = truth.changes
         for index in changes.indices.dropFirst() {

@@ -40,4 +40,24 @@ import Testing
         #expect(withJSON.status != 0)
         #expect(withJSON.standardError.contains("--positions-only"), "\(withJSON.standardError)")
     }
+
+    @Test func seedsPoolRunsOfThePositionsSection() throws {
+        let home = SimulatorCommandTests.examples.appendingPathComponent("home.json").path
+        let outcome = try ProximaBinary.run(["evaluate", home, "--duration", "20", "--positions-only", "--seeds", "2"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("Pooled over 2 runs, seeds 11, 12"), "\(outcome.standardOutput)")
+        #expect(outcome.standardOutput.contains("room filter (default)"))
+    }
+
+    @Test func seedsAreRefusedOutOfRangeOrWithoutPositionsOnly() throws {
+        let home = SimulatorCommandTests.examples.appendingPathComponent("home.json").path
+        let withoutPositions = try ProximaBinary.run(["evaluate", home, "--seeds", "2"])
+        #expect(withoutPositions.status != 0)
+        #expect(withoutPositions.standardError.contains("--seeds needs --positions-only"), "\(withoutPositions.standardError)")
+        for count in ["0", "65"] {
+            let outOfRange = try ProximaBinary.run(["evaluate", home, "--positions-only", "--seeds", count])
+            #expect(outOfRange.status != 0)
+            #expect(outOfRange.standardError.contains("--seeds: \(count) is outside 1-64"), "\(outOfRange.standardError)")
+        }
+    }
 }

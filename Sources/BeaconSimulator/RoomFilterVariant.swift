@@ -71,10 +71,13 @@ struct RoomFilterVariant: Sendable, Hashable {
         let other = direction == .phones
             ? RoomFilterVariant(label: "room filter, tags' default (signal + mass + fixes)", decider: .tags)
             : RoomFilterVariant(label: "room filter, phones' default (signal + mass)", decider: .phones)
+        // The tags' default before the sharper signal model (issue 10, eighth round).
+        let temperatureOne = direction == .tags
+            ? [RoomFilterVariant(label: "room filter, signal temperature 1 (default before)", decider: .tagsTemperatureOne)] : []
         // The phones' default before the one-sided signal loss (issue 10, fourth round).
         let symmetric = direction == .phones
             ? [RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric),
                RoomFilterVariant(label: "room filter, phones' default + the user's body", decider: .phonesWithBody)] : []
-        return [standard(direction), fixes] + symmetric + [mass, signal, signalFixes, other]
+        return [standard(direction), fixes] + symmetric + temperatureOne + [mass, signal, signalFixes, other]
     }
 }

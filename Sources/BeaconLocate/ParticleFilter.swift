@@ -37,6 +37,10 @@ public struct ParticleFilter: Sendable, Hashable {
     private var logWeights: [Double] = []
     private var generator: SplitMix64
     private var lastTime: Double?
+    /// Scans in a row that the position hint explained far better than any particle.
+    private var lostScans = 0
+    /// Times the cloud was found lost and half of it redrawn around the hint.
+    public private(set) var recoveries = 0
 
     public init(anchors: AnchorSet, walls: [MapWall] = [], configuration: Configuration = Configuration()) {
         self.anchors = anchors
@@ -63,7 +67,8 @@ public struct ParticleFilter: Sendable, Hashable {
             turn(elapsed: elapsed)
         }
         lastTime = time
-        weigh(readings, hint: positionHint)
+        let bestScan = weigh(readings, hint: positionHint)
+        if let positionHint { recoverIfLost(readings, hint: positionHint, bestScan: bestScan) }
         let fix = estimate()
         resampleIfDegenerate()
         return fix
@@ -120,7 +125,58 @@ public struct ParticleFilter: Sendable, Hashable {
     static let headingDrift = 0.3
     static let headingRestart = 0.1
 
-    private mutating func weigh(_ readings: [Reading], hint: Fix?) {
+    /// A margin (nats) by which the hint must explain a scan better than the best particle, and
+    /// the scans in a row it must do so, before the cloud counts as lost. The best of a
+    /// thousand particles near the target is about as good as any single spot, so only a cloud
+    /// that is elsewhere (held in a room by its walls while the target walked out) falls this
+    /// far behind.
+    static let lostMargin = 3.0
+    static let lostScansBeforeRecovery = 2
+
+    /// Redraws the least weighted half of the cloud around `hint` when the cloud has been lost
+    /// for ``lostScansBeforeRecovery`` scans: walls let particles leave a room only through its
+    /// door, and resampling keeps the ones that explain the readings least badly, so a cloud
+    /// left behind (pinned in the corner nearest the target) does not find its way out alone.
+    private mutating func recoverIfLost(_ readings: [Reading], hint: Fix, bestScan: Double) {
+        let atHint = scanLogLikelihood(hint.position.x, hint.position.y, readings)
+        lostScans = atHint - bestScan > Self.lostMargin ? lostScans + 1 : 0
+        guard lostScans >= Self.lostScansBeforeRecovery else { return }
+        lostScans = 0
+        recoveries += 1
+        let radius = max(1, hint.uncertainty)
+        let order = logWeights.indices.sorted { logWeights[$0] < logWeights[$1] }
+        for index in order.prefix(xs.count / 2) {
+            let (gx, gy) = gaussianPair()
+            let point = anchors.clamped(hint.position.x + radius * gx, hint.position.y + radius * gy)
+            xs[index] = point.x; ys[index] = point.y
+            if !headings.isEmpty { headings[index] = Double.random(in: 0..<(2 * .pi), using: &generator) }
+            // Weighed by this scan alone, against the best particle's.
+            logWeights[index] = scanLogLikelihood(point.x, point.y, readings) - bestScan
+        }
+        let largest = logWeights.max() ?? 0
+        for index in logWeights.indices { logWeights[index] -= largest }
+    }
+
+    /// The scan's log-likelihood at one spot, without a body (the hint's spot has no heading).
+    private func scanLogLikelihood(_ x: Double, _ y: Double, _ readings: [Reading]) -> Double {
+        let model = anchors.model
+        let h2 = model.heightOffset * model.heightOffset
+        let inverseScale2 = 1 / (configuration.lossScale * configuration.lossScale)
+        var total = 0.0
+        for reading in readings {
+            let dx = x - anchors.xs[reading.beacon], dy = y - anchors.ys[reading.beacon]
+            let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2)
+                - anchors.wallLoss(x, y, reading.beacon))
+            total -= log1p(r * r * inverseScale2)
+        }
+        return total
+    }
+
+    /// Weighs every particle by the scan (and the hint); returns the best particle's scan
+    /// log-likelihood, without the hint.
+    @discardableResult
+    private mutating func weigh(_ readings: [Reading], hint: Fix?) -> Double {
+        var bestScan = -Double.infinity
         let model = anchors.model
         let h2 = model.heightOffset * model.heightOffset
         let inverseScale2 = 1 / (configuration.lossScale * configuration.lossScale)
@@ -140,6 +196,7 @@ public struct ParticleFilter: Sendable, Hashable {
                 if let body, squared > 0, -(dx * behindX + dy * behindY) >= cosineLimit * squared.squareRoot() { r += body.loss }
                 logLikelihood -= log1p(r * r * inverseScale2)
             }
+            bestScan = max(bestScan, logLikelihood)
             if let hint {
                 let dx = xs[index] - hint.position.x, dy = ys[index] - hint.position.y
                 let sigma2 = max(1, hint.uncertainty * hint.uncertainty)
@@ -149,6 +206,7 @@ public struct ParticleFilter: Sendable, Hashable {
             largest = max(largest, logWeights[index])
         }
         for index in logWeights.indices { logWeights[index] -= largest }
+        return bestScan
     }
 
     private func estimate() -> Fix {

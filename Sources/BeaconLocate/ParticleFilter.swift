@@ -159,14 +159,12 @@ public struct ParticleFilter: Sendable, Hashable {
 
     /// The scan's log-likelihood at one spot, without a body (the hint's spot has no heading).
     private func scanLogLikelihood(_ x: Double, _ y: Double, _ readings: [Reading]) -> Double {
-        let model = anchors.model
-        let h2 = model.heightOffset * model.heightOffset
         let inverseScale2 = 1 / (configuration.lossScale * configuration.lossScale)
         var total = 0.0
         for reading in readings {
             let dx = x - anchors.xs[reading.beacon], dy = y - anchors.ys[reading.beacon]
-            let r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(dx * dx + dy * dy + h2)
-                - anchors.wallLoss(x, y, reading.beacon))
+            let r = reading.rssi - anchors.model.expectedRSSI(power: anchors.powers[reading.beacon], squaredDistance: dx * dx + dy * dy)
+                + anchors.wallLoss(x, y, reading.beacon)
             total -= log1p(r * r * inverseScale2)
         }
         return total
@@ -174,7 +172,6 @@ public struct ParticleFilter: Sendable, Hashable {
 
     /// Weighs every particle by the scan (and the hint); returns the best particle's scan
     /// log-likelihood, without the hint.
-    @discardableResult
     private mutating func weigh(_ readings: [Reading], hint: Fix?) -> Double {
         var bestScan = -Double.infinity
         let model = anchors.model

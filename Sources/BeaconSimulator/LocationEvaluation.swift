@@ -44,23 +44,18 @@ public struct LocationEvaluation: Sendable {
 
     /// Calibration is reported from the scenario's own seed, the first run.
     public func run() -> LocationReport {
+        let seedList = (0..<seeds).map { scenario.seed &+ UInt64($0) }
         var tally = LocationTally()
         var first: (calibration: LocationReport.Calibration?, surveyPoints: Int)?
-        for offset in 0..<seeds {
-            var seeded = scenario
-            seeded.seed = scenario.seed &+ UInt64(offset)
-            let run = Self.pass(of: seeded, evaluation: self)
+        for seed in seedList {
+            var evaluation = self
+            evaluation.scenario.seed = seed
+            let run = evaluation.singlePass()
             tally.add(run.tally)
             if first == nil { first = (run.calibration, run.surveyPoints) }
         }
         return LocationReport(cycle: cycle, surveyPoints: first?.surveyPoints ?? 0, positions: tally.positionErrors, rooms: tally.roomResults,
-                              calibration: first?.calibration, seeds: (0..<seeds).map { scenario.seed &+ UInt64($0) })
-    }
-
-    private static func pass(of scenario: Scenario, evaluation: LocationEvaluation) -> (tally: LocationTally, calibration: LocationReport.Calibration?, surveyPoints: Int) {
-        var evaluation = evaluation
-        evaluation.scenario = scenario
-        return evaluation.singlePass()
+                              calibration: first?.calibration, seeds: seedList)
     }
 
     private func singlePass() -> (tally: LocationTally, calibration: LocationReport.Calibration?, surveyPoints: Int) {

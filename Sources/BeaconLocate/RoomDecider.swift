@@ -34,11 +34,16 @@ public struct RoomDecider: Sendable {
         public var methods: [LocateMethod]
         /// Spread (m) of the fix likelihoods.
         public var spread: Double
+        /// When set, a fix's spread is the larger of `spread` and this share of the fix's own
+        /// uncertainty radius, so a fix that its estimator doubts (few readings, a cloud split
+        /// across a wall) moves the belief less than a confident one; nil: `spread` for all.
+        public var uncertaintySpread: Double?
         public var filter: RoomFilter.Configuration
 
         public init(signal: Bool = true, particleMass: Bool = true, massOutlierShare: Double = 0.05, temperature: Double = 1,
                     weakerLossScale: Double? = nil, body: BodyShadow? = nil, methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
-                    spread: Double = 0.5, filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93)) {
+                    spread: Double = 0.5, uncertaintySpread: Double? = nil,
+                    filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93)) {
             self.signal = signal
             self.particleMass = particleMass
             self.massOutlierShare = min(max(massOutlierShare, 0), 1)
@@ -47,6 +52,7 @@ public struct RoomDecider: Sendable {
             self.body = body
             self.methods = methods
             self.spread = spread
+            self.uncertaintySpread = uncertaintySpread.map { max(0, $0) }
             self.filter = filter
         }
 
@@ -60,12 +66,18 @@ public struct RoomDecider: Sendable {
         /// particle filter, for comparison: it did not help on home.json (docs/evaluation.md).
         public static let phonesWithBody = Configuration(weakerLossScale: 10, body: BodyShadow(), methods: [],
                                                          filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
-        /// Carried beacons located from gateways: signal model (temperature 1.5), particle mass
-        /// and the particle filter's, fingerprints' and trilateration's fixes; 0.5 per second,
-        /// belief 0.93. The temperature was chosen on eight seeds of each example map pooled
-        /// (p95 latency office 3.7 → 3.6 s, home 4.5 → 3.9 s, announced changes +1 %), not on
-        /// one run (docs/evaluation.md, eighth round).
-        public static let tags = Configuration(temperature: 1.5)
+        /// Carried beacons located from gateways, fed every half second
+        /// (``SightingLocator/tagRoomCycle``): signal model (temperature 1.5), particle mass and
+        /// the particle filter's, fingerprints' and trilateration's fixes, each fix blurred by at
+        /// least half its own uncertainty; doors pass 0.1 per second, belief 0.93. Chosen on
+        /// eight seeds of each example map pooled, not on one run (docs/evaluation.md, ninth
+        /// round): against ``tagsOneSecond`` on one-second cycles, p95 latency office 3.6 → 2.9 s
+        /// and home 3.9 → 3.2 s, for 1.14 → 1.25 × and 1.39 → 1.40 × the true changes.
+        public static let tags = Configuration(temperature: 1.5, uncertaintySpread: 0.5,
+                                               filter: RoomFilter.Configuration(switchRate: 0.05, threshold: 0.93))
+        /// The tags' default of the eighth round, for one-second cycles (fixed 0.5 m spread,
+        /// doors 0.5 per second), kept for comparison.
+        public static let tagsOneSecond = Configuration(temperature: 1.5)
         /// The tags' default before the eighth round (signal model at temperature 1), for comparison.
         public static let tagsTemperatureOne = Configuration()
     }
@@ -131,11 +143,18 @@ public struct RoomDecider: Sendable {
         }
         for method in configuration.methods {
             guard let fix = fixes[method] else { continue }
-            let values = fixLikelihood.likelihoods(of: fix.position)
+            let values = fixLikelihood.likelihoods(of: fix.position, spread: Self.fixSpread(fix, spread: configuration.spread,
+                                                                                              uncertaintyShare: configuration.uncertaintySpread))
             for room in combined.indices { combined[room] *= values[room] }
             used += 1
         }
         return used > 0 ? combined : nil
+    }
+
+    /// The spread (m) a fix's room likelihood is blurred by (``Configuration/uncertaintySpread``).
+    public static func fixSpread(_ fix: Fix, spread: Double, uncertaintyShare: Double?) -> Double {
+        guard let uncertaintyShare, fix.uncertainty.isFinite else { return spread }
+        return max(spread, uncertaintyShare * fix.uncertainty)
     }
 
     /// Subjects without a cycle for the filter's `absence` leave their rooms.

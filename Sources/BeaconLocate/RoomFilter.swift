@@ -184,7 +184,11 @@ public struct RoomLikelihood: Sendable, Hashable {
     }
 
     /// Likelihood per room (in the rooms' order) of a fix at `position`.
-    public func likelihoods(of position: Position) -> [Double] {
+    public func likelihoods(of position: Position) -> [Double] { likelihoods(of: position, spread: spread) }
+
+    /// The same with another spread (m) for this fix (at least 0.1 m, as at `init`).
+    public func likelihoods(of position: Position, spread requested: Double) -> [Double] {
+        let spread = requested.isFinite ? max(0.1, requested) : self.spread
         let inverse = 1 / (2 * spread * spread)
         let normal = 1 / (2 * Double.pi * spread * spread)
         let reach = 4 * spread

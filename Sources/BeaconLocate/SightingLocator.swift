@@ -17,11 +17,15 @@ public enum LocateOutput: Sendable, Hashable {
 /// the gateways that heard it in the cycle locate it, as anchors heard at the tag's advertised
 /// power plus each gateway's calibrated gain. On a map with rooms, the room of every located
 /// subject (the `room` of its fixes, and its enter/exit events) is the default room decider's
-/// (``RoomDecider``, with its defaults for phones and for tags). Room-assigned receivers without a position feed ``RoomPresence`` (one
+/// (``RoomDecider``, with its defaults for phones and for tags; a tag's room decider is fed every
+/// `tagRoomCycle`, half a second by default, which follows a room change sooner than once a
+/// second). Room-assigned receivers without a position feed ``RoomPresence`` (one
 /// scanner per room, the Raspberry Pi layout); on a map without positioned gateways every
 /// room-assigned receiver does.
 public struct SightingLocator: Sendable {
     public let cycle: Double
+    /// Seconds per room decision of a carried beacon (its printed fixes stay per `cycle`).
+    public let tagRoomCycle: Double
     private var locator: ScanLocator
     private var presence: RoomPresence
     private var rooms: RoomDecider?
@@ -32,19 +36,24 @@ public struct SightingLocator: Sendable {
     private let gatewayIndex: [String: Int]
     private let defaultPower: Double
     private var cycleStart: Double?
+    private var tagRoomCycleStart: Double?
     /// receiver → beacon index → (sum, count) for the open cycle.
     private var pending: [String: [Int: (sum: Double, count: Int)]] = [:]
     /// tag → gateway index → (sum, count) for the open cycle, RSSI already shifted to the
     /// default power.
     private var tagPending: [String: [Int: (sum: Double, count: Int)]] = [:]
+    /// The same for the open room cycle of the tags.
+    private var tagRoomPending: [String: [Int: (sum: Double, count: Int)]] = [:]
     public static let maximumReceiversPerCycle = 10_000
 
     /// `survey` gives the room decider's fingerprints (as the locator's); without `roomDecider`
     /// rooms come from `presence` only, and a fix's room is the one holding it.
-    public init(locator: ScanLocator, presence: RoomPresence, cycle: Double = 1, survey: [SurveyPoint] = [], roomDecider: Bool = true) {
+    public init(locator: ScanLocator, presence: RoomPresence, cycle: Double = 1, tagRoomCycle: Double = 0.5, survey: [SurveyPoint] = [],
+                roomDecider: Bool = true) {
         self.locator = locator
         self.presence = presence
         self.cycle = cycle
+        self.tagRoomCycle = tagRoomCycle.isFinite && tagRoomCycle > 0 ? tagRoomCycle : cycle
         let map = locator.map
         let model = locator.anchors.model
         defaultPower = model.defaultPower
@@ -79,6 +88,10 @@ public struct SightingLocator: Sendable {
             let shifted = Double(rssi) - (Double(power) - defaultPower)
             let previous = tagPending[subject, default: [:]][gateway] ?? (0, 0)
             tagPending[subject, default: [:]][gateway] = (previous.sum + shifted, previous.count + 1)
+            if tagRooms != nil {
+                let previousForRooms = tagRoomPending[subject, default: [:]][gateway] ?? (0, 0)
+                tagRoomPending[subject, default: [:]][gateway] = (previousForRooms.sum + shifted, previousForRooms.count + 1)
+            }
         }
         // Positioned gateways locate tags; only room scanners without a position vote by room.
         if gateway == nil || tagRooms == nil {
@@ -87,27 +100,59 @@ public struct SightingLocator: Sendable {
         return outputs
     }
 
-    /// Closes every cycle that ended by `time`.
+    /// Closes every cycle that ended by `time`: fix cycles and the tags' room cycles in time
+    /// order (a room cycle first when both end together, so the fix names the room just decided).
     public mutating func advance(to time: Double) -> [LocateOutput] {
-        guard let start = cycleStart else {
+        guard var start = cycleStart else {
             cycleStart = time
+            tagRoomCycleStart = time
             return []
         }
-        guard time >= start + cycle else { return [] }
-        var outputs = closeCycle(at: start + cycle)
-        // Skip empty cycles in one step after a long silence.
-        let cycles = ((time - start) / cycle).rounded(.down)
-        cycleStart = start + cycles * cycle
+        var roomStart = tagRoomCycleStart ?? start
+        var outputs: [LocateOutput] = []
+        var closed = false
+        while true {
+            let fixEnd = start + cycle, roomEnd = tagRooms == nil ? Double.infinity : roomStart + tagRoomCycle
+            guard time >= min(fixEnd, roomEnd) else { break }
+            closed = true
+            // After a close the pending readings are empty: later whole cycles up to `time` are
+            // skipped in one step, so a long silence costs nothing.
+            if roomEnd <= fixEnd {
+                outputs += closeTagRoomCycle(at: roomEnd)
+                roomStart += ((time - roomStart) / tagRoomCycle).rounded(.down) * tagRoomCycle
+            } else {
+                outputs += closeCycle(at: fixEnd)
+                start += ((time - start) / cycle).rounded(.down) * cycle
+            }
+        }
+        cycleStart = start
+        tagRoomCycleStart = roomStart
+        guard closed else { return [] }
         outputs += presence.advance(to: time).map(LocateOutput.room)
         if rooms != nil { outputs += rooms!.advance(to: time).map(LocateOutput.room) }
         if tagRooms != nil { outputs += tagRooms!.advance(to: time).map(LocateOutput.room) }
         return outputs
     }
 
-    /// Closes the open cycle at the end of the stream.
+    /// Closes the open cycles at the end of the stream.
     public mutating func finish() -> [LocateOutput] {
         guard let start = cycleStart else { return [] }
-        return closeCycle(at: start + cycle)
+        let fixEnd = start + cycle
+        guard tagRooms != nil, let roomStart = tagRoomCycleStart else { return closeCycle(at: fixEnd) }
+        let roomEnd = roomStart + tagRoomCycle
+        return roomEnd <= fixEnd ? closeTagRoomCycle(at: roomEnd) + closeCycle(at: fixEnd) : closeCycle(at: fixEnd) + closeTagRoomCycle(at: roomEnd)
+    }
+
+    /// Feeds every tag heard in the room cycle to its room decider.
+    private mutating func closeTagRoomCycle(at end: Double) -> [LocateOutput] {
+        guard tagRooms != nil else { return [] }
+        var outputs: [LocateOutput] = []
+        for tag in tagRoomPending.keys.sorted() {
+            let readings = tagRoomPending[tag]!.sorted { $0.key < $1.key }.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count)) }
+            outputs += tagRooms!.observe(subject: tag, readings: readings, receiver: tag, time: end).map(LocateOutput.room)
+        }
+        tagRoomPending = [:]
+        return outputs
     }
 
     private mutating func closeCycle(at end: Double) -> [LocateOutput] {
@@ -129,14 +174,8 @@ public struct SightingLocator: Sendable {
             guard tagLocator != nil else { break }
             let readings = tagPending[tag]!.sorted { $0.key < $1.key }.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count)) }
             guard let fix = tagLocator!.locate(readings, receiver: tag, at: end) else { continue }
-            var room = tagLocator!.map.room(at: fix.position)?.name
-            var events: [RoomEvent] = []
-            if tagRooms != nil {
-                events = tagRooms!.observe(subject: tag, readings: readings, receiver: tag, time: end)
-                room = tagRooms!.room(of: tag)
-            }
+            let room = tagRooms.map { $0.room(of: tag) } ?? tagLocator!.map.room(at: fix.position)?.name
             outputs.append(.fix(time: end, receiver: tag, fix: fix, room: room))
-            outputs += events.map(LocateOutput.room)
         }
         pending = [:]
         tagPending = [:]

@@ -14,6 +14,13 @@ public struct LocationEvaluation: Sendable {
     public var scenario: Scenario
     /// Seconds per fix (sightings are averaged per anchor over a cycle, as `SightingLocator` does).
     public var cycle: Double = 1
+    /// Seconds per room decision of a carried beacon: its room filters run their own locators
+    /// on this cadence, while its fixes in the position table stay per `cycle`. Half a second
+    /// follows a room change sooner than a whole one (docs/evaluation.md, ninth round).
+    public var tagRoomCycle: Double = 0.5 {
+        didSet { tagRoomCycle = tagRoomCycle.isFinite ? min(max(tagRoomCycle, Self.tagRoomCycles.lowerBound), Self.tagRoomCycles.upperBound) : 0.5 }
+    }
+    public static let tagRoomCycles: ClosedRange<Double> = 0.1...10
     /// Survey grid spacing (m) and seconds per point; a spacing of 0 means no survey.
     public var surveySpacing: Double = 1.5
     public var surveyDuration: Double = 10
@@ -54,7 +61,7 @@ public struct LocationEvaluation: Sendable {
             tally.add(run.tally)
             if first == nil { first = (run.calibration, run.surveyPoints) }
         }
-        return LocationReport(cycle: cycle, surveyPoints: first?.surveyPoints ?? 0, positions: tally.positionErrors, rooms: tally.roomResults,
+        return LocationReport(cycle: cycle, tagRoomCycle: tagRoomCycle, surveyPoints: first?.surveyPoints ?? 0, positions: tally.positionErrors, rooms: tally.roomResults,
                               calibration: first?.calibration, seeds: seedList)
     }
 
@@ -74,7 +81,7 @@ public struct LocationEvaluation: Sendable {
         var model = PathLossModel(exponent: 2)
         if let fit = calibration?.fit { model = fit.applied(to: model) }
 
-        var pass = LocationPass(scenario: scenario, map: map, model: model, cycle: cycle, phoneSurvey: phoneSurvey?.fingerprints ?? [],
+        var pass = LocationPass(scenario: scenario, map: map, model: model, cycle: cycle, tagRoomCycle: tagRoomCycle, phoneSurvey: phoneSurvey?.fingerprints ?? [],
                                 walkers: walkers.map(\.name), tags: tags, gateways: gateways, fixRooms: fixRooms, roomPresence: roomPresence)
         if let tag = tags.first, !grid.isEmpty, gateways.count >= 2 {
             let survey = SimulatedSurvey.tags(scenario, grid: grid, like: tag, height: tag.position.z, duration: surveyDuration, gateways: gateways)

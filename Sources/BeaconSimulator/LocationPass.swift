@@ -12,6 +12,8 @@ struct LocationPass {
     private let map: SiteMap
     private let model: PathLossModel
     private let cycle: Double
+    /// Seconds per room decision of a carried beacon (its fixes for the position table stay per `cycle`).
+    private let tagRoomCycle: Double
     private let methods: [LocateMethod]
     private let phoneSurvey: [SurveyPoint]
     private let walkers: [SimulatedReceiver]
@@ -28,6 +30,9 @@ struct LocationPass {
     private var phoneLocators: [LocateMethod: ScanLocator] = [:]
     /// Per tag, per method: the tag is located against the gateways as anchors.
     private var tagLocators: [[LocateMethod: ScanLocator]] = []
+    /// The same per `tagRoomCycle`, for the room filters: a room decider runs its own locators
+    /// (``RoomDecider``), so its cadence need not be the printed fixes'.
+    private var tagRoomLocators: [[LocateMethod: ScanLocator]] = []
     /// Room likelihoods from the signal model (no fix): one for phones, one per tag.
     private var phoneSignal: SignalRoomLikelihood?
     /// The phones' particle filter with the user's body modelled, when a variant asks for it.
@@ -35,7 +40,9 @@ struct LocationPass {
     private var tagSignals: [SignalRoomLikelihood?] = []
     private var phonePending: [String: [Int: (sum: Double, count: Int)]] = [:]
     private var tagPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
+    private var tagRoomPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
     private var cycleEnd: Double
+    private var tagRoomCycleEnd: Double
     private var nextTruthSample = 0.0
     private let truthStep = 0.1
 
@@ -55,13 +62,14 @@ struct LocationPass {
     private var decided: [Direction: [String: [String: RoomTimeline]]] = [:]
     private var truth: [Direction: [String: RoomTimeline]] = [:]
 
-    init(scenario: Scenario, map: SiteMap, model: PathLossModel, cycle: Double, phoneSurvey: [SurveyPoint],
+    init(scenario: Scenario, map: SiteMap, model: PathLossModel, cycle: Double, tagRoomCycle: Double, phoneSurvey: [SurveyPoint],
          walkers: [String], tags: [SimulatedBeacon], gateways: [String],
          fixRooms fixConfiguration: FixRoomPresence.Configuration, roomPresence: RoomPresence.Configuration) {
         self.scenario = scenario
         self.map = map
         self.model = model
         self.cycle = cycle
+        self.tagRoomCycle = tagRoomCycle
         self.phoneSurvey = phoneSurvey
         let walkerSet = Set(walkers)
         self.walkers = scenario.receivers.filter { walkerSet.contains($0.name) }
@@ -72,6 +80,7 @@ struct LocationPass {
         anchorIndex = Dictionary(map.beacons.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         methods = LocateMethod.allCases.filter { $0 != .fingerprint || !phoneSurvey.isEmpty }
         cycleEnd = cycle
+        tagRoomCycleEnd = tagRoomCycle
         let variants = Dictionary(uniqueKeysWithValues: Direction.allCases.map { ($0, RoomFilterVariant.evaluated($0)) })
         roomFilterVariants = variants
         roomLikelihoods = Dictionary(variants.values.joined().map { ($0.spread, RoomLikelihood(rooms: map.rooms, spread: $0.spread)) },
@@ -102,7 +111,7 @@ struct LocationPass {
         if phoneLocators.isEmpty { buildLocators() }
         let time = item.sighting.time
         sampleTruth(until: time)
-        while time >= cycleEnd { closeCycle() }
+        closeCycles(endingBy: time)
         guard let rssi = item.sighting.rssi.map(Double.init), let identity = item.sighting.frame.iBeacon?.identity else { return }
         let receiver = item.sighting.receiver
         if walkerNames.contains(receiver), let anchor = map.beaconIndex(for: item.sighting.frame) {
@@ -113,6 +122,8 @@ struct LocationPass {
         } else if let gateway = gatewayIndex[receiver], let tag = tagByIdentity[identity] {
             let previous = tagPending[tag, default: [:]][gateway] ?? (0, 0)
             tagPending[tag, default: [:]][gateway] = (previous.sum + rssi, previous.count + 1)
+            let previousForRooms = tagRoomPending[tag, default: [:]][gateway] ?? (0, 0)
+            tagRoomPending[tag, default: [:]][gateway] = (previousForRooms.sum + rssi, previousForRooms.count + 1)
             apply(gatewayRooms.observe(subject: tags[tag].name, receiver: receiver, rssi: rssi, at: time),
                   direction: .tags, decider: "room gateways")
             for (label, events) in peerRooms.observe(subject: tags[tag].name, receiver: receiver, rssi: rssi,
@@ -125,7 +136,17 @@ struct LocationPass {
     mutating func finish() {
         if phoneLocators.isEmpty { buildLocators() }
         sampleTruth(until: scenario.duration)
-        while cycleEnd <= scenario.duration { closeCycle() }
+        while min(cycleEnd, tagRoomCycleEnd) <= scenario.duration { closeNextCycle() }
+    }
+
+    /// Closes the fix cycles and the tags' room cycles that end by `time`, in time order (a
+    /// room cycle first when both end together, as when they are the same).
+    private mutating func closeCycles(endingBy time: Double) {
+        while time >= min(cycleEnd, tagRoomCycleEnd) { closeNextCycle() }
+    }
+
+    private mutating func closeNextCycle() {
+        if tagRoomCycleEnd <= cycleEnd { closeTagRoomCycle() } else { closeCycle() }
     }
 
     private mutating func buildLocators() {
@@ -135,8 +156,17 @@ struct LocationPass {
         if let body = roomFilterVariants[.phones, default: []].lazy.compactMap(\.body).first {
             phoneBodyParticles = ScanLocator(method: .particle, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls, body: body)
         }
+        tagLocators = makeTagLocators()
+        tagRoomLocators = makeTagLocators()
+        guard !map.rooms.isEmpty, roomFilterVariants.values.joined().contains(where: { $0.evidence.contains(.signal) }) else { return }
+        let phonesModelBody = roomFilterVariants[.phones, default: []].contains { $0.body != nil }
+        phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors, modelsBody: phonesModelBody) }
+        tagSignals = tagRoomLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
+    }
+
+    private func makeTagLocators() -> [[LocateMethod: ScanLocator]] {
         let gateways = gatewayIndex.sorted { $0.value < $1.value }.map(\.key)
-        tagLocators = tags.map { tag in
+        return tags.map { tag in
             // The gateways become the anchors; each is heard at the tag's advertised power plus
             // the gateway's calibrated gain.
             let anchors = gateways.map { name -> MappedBeacon in
@@ -152,10 +182,6 @@ struct LocationPass {
             }
             return locators
         }
-        guard !map.rooms.isEmpty, roomFilterVariants.values.joined().contains(where: { $0.evidence.contains(.signal) }) else { return }
-        let phonesModelBody = roomFilterVariants[.phones, default: []].contains { $0.body != nil }
-        phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors, modelsBody: phonesModelBody) }
-        tagSignals = tagLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
     }
 
     private mutating func sampleTruth(until time: Double) {
@@ -191,29 +217,18 @@ struct LocationPass {
             guard let pending = tagPending[index] else { continue }
             let readings = pending.keys.sorted().map { Reading(beacon: $0, rssi: pending[$0]!.sum / Double(pending[$0]!.count)) }
             let position = scenario.position(of: tag, at: middle)
-            var fixes: [LocateMethod: Fix] = [:]
             for method in LocateMethod.allCases {
                 guard let fix = tagLocators[index][method]?.locate(readings, receiver: tag.name, at: end) else { continue }
                 record(fix, subject: tag.name, truth: position, direction: .tags, method: method, at: end)
-                fixes[method] = fix
             }
-            filterRooms(fixes, evidence: RoomCycleEvidence(
-                            signal: tagSignals.indices.contains(index) ? tagSignals[index] : nil, readings: readings,
-                            particles: tagLocators[index][.particle], subject: tag.name, rooms: map.rooms),
-                        subject: tag.name, direction: .tags, at: end)
         }
         phonePending = [:]
         tagPending = [:]
         apply(gatewayRooms.advance(to: end), direction: .tags, decider: "room gateways")
         apply(beaconRooms.advance(to: end), direction: .phones, decider: "room beacons")
         for (label, events) in peerRooms.advance(to: end) { apply(events, direction: .tags, decider: label) }
+        advanceRoomFilters(.phones, to: end)
         for direction in Direction.allCases {
-            for (index, variant) in roomFilterVariants[direction, default: []].enumerated() {
-                guard var filter = roomFilters[direction]?[index] else { continue }
-                let events = filter.advance(to: end)
-                roomFilters[direction]![index] = filter
-                apply(events, direction: direction, decider: variant.label)
-            }
             for method in LocateMethod.allCases {
                 for (variant, label) in Self.hysteresisLabels.enumerated() {
                     guard var rooms = fixRooms[direction]?[method]?[variant] else { continue }
@@ -224,6 +239,36 @@ struct LocationPass {
             }
         }
         cycleEnd += cycle
+    }
+
+    /// One room cycle of every carried beacon: the room filters' evidence from the tag room
+    /// locators, then the tags' filters advanced (exits after silence).
+    private mutating func closeTagRoomCycle() {
+        let end = tagRoomCycleEnd
+        for (index, tag) in tags.enumerated() {
+            guard let pending = tagRoomPending[index] else { continue }
+            let readings = pending.keys.sorted().map { Reading(beacon: $0, rssi: pending[$0]!.sum / Double(pending[$0]!.count)) }
+            var fixes: [LocateMethod: Fix] = [:]
+            for method in LocateMethod.allCases {
+                fixes[method] = tagRoomLocators[index][method]?.locate(readings, receiver: tag.name, at: end)
+            }
+            filterRooms(fixes, evidence: RoomCycleEvidence(
+                            signal: tagSignals.indices.contains(index) ? tagSignals[index] : nil, readings: readings,
+                            particles: tagRoomLocators[index][.particle], subject: tag.name, rooms: map.rooms),
+                        subject: tag.name, direction: .tags, at: end)
+        }
+        tagRoomPending = [:]
+        advanceRoomFilters(.tags, to: end)
+        tagRoomCycleEnd += tagRoomCycle
+    }
+
+    private mutating func advanceRoomFilters(_ direction: Direction, to end: Double) {
+        for (index, variant) in roomFilterVariants[direction, default: []].enumerated() {
+            guard var filter = roomFilters[direction]?[index] else { continue }
+            let events = filter.advance(to: end)
+            roomFilters[direction]![index] = filter
+            apply(events, direction: direction, decider: variant.label)
+        }
     }
 
     private mutating func record(_ fix: Fix, subject: String, truth position: Point, direction: Direction, method: LocateMethod, at time: Double) {
@@ -251,8 +296,9 @@ struct LocationPass {
                 switch source {
                 case .fix(let method):
                     guard let fix = fixes[method], let likelihood = roomLikelihoods[variant.spread] else { continue }
-                    let key = "\(method.rawValue) \(variant.spread)"
-                    values = cache[key] ?? likelihood.likelihoods(of: fix.position)
+                    let spread = RoomDecider.fixSpread(fix, spread: variant.spread, uncertaintyShare: variant.uncertaintySpread)
+                    let key = "\(method.rawValue) \(spread)"
+                    values = cache[key] ?? likelihood.likelihoods(of: fix.position, spread: spread)
                     cache[key] = values
                 case .particleMass:
                     values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare, body: variant.body != nil)

@@ -75,6 +75,9 @@ public struct LocationReport: Sendable, Hashable, Codable {
     }
 
     public var cycle: Double
+    /// Seconds per room decision of a carried beacon (``LocationEvaluation/tagRoomCycle``); nil
+    /// in reports from before it existed, when it was `cycle`.
+    public var tagRoomCycle: Double?
     public var surveyPoints: Int
     public var positions: [PositionError]
     public var rooms: [RoomResult]
@@ -82,10 +85,11 @@ public struct LocationReport: Sendable, Hashable, Codable {
     /// The scenario seeds pooled (``LocationEvaluation/seeds``); the calibration is the first's.
     public var seeds: [UInt64] = []
 
-    enum CodingKeys: String, CodingKey { case cycle, surveyPoints, positions, rooms, calibration, seeds }
+    enum CodingKeys: String, CodingKey { case cycle, tagRoomCycle, surveyPoints, positions, rooms, calibration, seeds }
 
-    init(cycle: Double, surveyPoints: Int, positions: [PositionError], rooms: [RoomResult], calibration: Calibration?, seeds: [UInt64]) {
+    init(cycle: Double, tagRoomCycle: Double?, surveyPoints: Int, positions: [PositionError], rooms: [RoomResult], calibration: Calibration?, seeds: [UInt64]) {
         self.cycle = cycle
+        self.tagRoomCycle = tagRoomCycle
         self.surveyPoints = surveyPoints
         self.positions = positions
         self.rooms = rooms
@@ -96,6 +100,7 @@ public struct LocationReport: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         cycle = try container.decode(Double.self, forKey: .cycle)
+        tagRoomCycle = try container.decodeIfPresent(Double.self, forKey: .tagRoomCycle)
         surveyPoints = try container.decode(Int.self, forKey: .surveyPoints)
         positions = try container.decode([PositionError].self, forKey: .positions)
         rooms = try container.decode([RoomResult].self, forKey: .rooms)
@@ -144,6 +149,9 @@ public struct LocationReport: Sendable, Hashable, Codable {
 
     private var roomLines: [String] {
         var lines = ["Rooms (accuracy = % of seconds with the decided room equal to the true room; changes t/d = true / decided room changes; latency from a true room change to the decided one, s; ghost = s a room is still named after truly leaving it)"]
+        if let tagRoomCycle, tagRoomCycle != cycle {
+            lines.append("Phones' room filters decide every \(format(cycle, 1)) s; carried beacons' room filters every \(format(tagRoomCycle, 1)) s, on their own locators; the other deciders as their packets or fixes arrive")
+        }
         let widths = [10, 42, 10, 9, 14, 12, 7, 7, 7, 10, 7, 7]
         lines.append(row(["subjects", "decided by", "accuracy", "seconds", "changes t/d", "latency p50", "p95", "max", "missed", "ghost p50", "p95", "max"], widths: widths))
         for room in rooms {

@@ -18,6 +18,8 @@ struct RoomFilterVariant: Sendable, Hashable {
     var label: String
     var evidence: [RoomEvidence]
     var spread: Double = 0.5
+    /// Share of a fix's own uncertainty that widens its spread (``RoomDecider/Configuration/uncertaintySpread``).
+    var uncertaintySpread: Double?
     var temperature: Double = 1
     /// Cauchy scale (dB) of signal-model readings weaker than predicted; nil: symmetric.
     var weakerLossScale: Double?
@@ -39,6 +41,7 @@ struct RoomFilterVariant: Sendable, Hashable {
         self.label = label
         evidence = (decider.signal ? [.signal] : []) + (decider.particleMass ? [.particleMass] : []) + decider.methods.map { .fix($0) }
         spread = decider.spread
+        uncertaintySpread = decider.uncertaintySpread
         temperature = decider.temperature
         weakerLossScale = decider.weakerLossScale
         body = decider.body
@@ -71,13 +74,15 @@ struct RoomFilterVariant: Sendable, Hashable {
         let other = direction == .phones
             ? RoomFilterVariant(label: "room filter, tags' default (signal + mass + fixes)", decider: .tags)
             : RoomFilterVariant(label: "room filter, phones' default (signal + mass)", decider: .phones)
-        // The tags' default before the sharper signal model (issue 10, eighth round).
-        let temperatureOne = direction == .tags
-            ? [RoomFilterVariant(label: "room filter, signal temperature 1 (default before)", decider: .tagsTemperatureOne)] : []
+        // The tags' defaults before half-second cycles (issue 10, ninth round) and before the
+        // sharper signal model (eighth round).
+        let tagsBefore = direction == .tags
+            ? [RoomFilterVariant(label: "room filter, eighth round's default (fixed spread, doors 0.5/s)", decider: .tagsOneSecond),
+               RoomFilterVariant(label: "room filter, signal temperature 1 (default before)", decider: .tagsTemperatureOne)] : []
         // The phones' default before the one-sided signal loss (issue 10, fourth round).
         let symmetric = direction == .phones
             ? [RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric),
                RoomFilterVariant(label: "room filter, phones' default + the user's body", decider: .phonesWithBody)] : []
-        return [standard(direction), fixes] + symmetric + temperatureOne + [mass, signal, signalFixes, other]
+        return [standard(direction), fixes] + symmetric + tagsBefore + [mass, signal, signalFixes, other]
     }
 }

@@ -42,6 +42,10 @@ struct Evaluate: AsyncParsableCommand {
                                valueName: "count"))
     var seeds: Int?
 
+    @Option(help: ArgumentHelp("Seconds per room decision of a carried beacon (\(LocationEvaluation.tagRoomCycles.lowerBound)-\(LocationEvaluation.tagRoomCycles.upperBound), default 0.5); phones decide once a second. 1 gives the design before half-second cycles.",
+                               valueName: "seconds"))
+    var tagRoomCycle: Double?
+
     func validate() throws {
         if let seeds {
             guard positionsOnly else { throw ValidationError("--seeds needs --positions-only") }
@@ -49,6 +53,10 @@ struct Evaluate: AsyncParsableCommand {
                 throw ValidationError("--seeds: \(seeds) is outside 1-\(LocationEvaluation.maximumSeeds)")
             }
         }
+        if let tagRoomCycle, !(tagRoomCycle.isFinite && LocationEvaluation.tagRoomCycles.contains(tagRoomCycle)) {
+            throw ValidationError("--tag-room-cycle: \(tagRoomCycle) is outside \(LocationEvaluation.tagRoomCycles.lowerBound)-\(LocationEvaluation.tagRoomCycles.upperBound) seconds")
+        }
+        if tagRoomCycle != nil && monitoringOnly { throw ValidationError("--tag-room-cycle applies to the positions and rooms section: not with --monitoring-only") }
         if positionsOnly && (monitoringOnly || json || svg != nil) { throw ValidationError("--positions-only prints only the positions and rooms text: without --monitoring-only, --json or --svg") }
         if defaultOnly && !monitoringOnly { throw ValidationError("--default-only needs --monitoring-only") }
         if let duration {
@@ -66,6 +74,7 @@ struct Evaluate: AsyncParsableCommand {
         if positionsOnly {
             var location = LocationEvaluation(scenario: loaded)
             location.seeds = seeds ?? 1
+            if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
             guard location.applies else { throw ValidationError("\(scenario) has no map with two or more fixed receivers: no positions to evaluate") }
             try StandardOutput.line(location.run().text)
             return
@@ -82,7 +91,8 @@ struct Evaluate: AsyncParsableCommand {
             return
         }
         try StandardOutput.line(report.text)
-        let location = LocationEvaluation(scenario: loaded)
+        var location = LocationEvaluation(scenario: loaded)
+        if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
         if location.applies {
             // Positions, rooms and calibration: docs/evaluation.md, "Positions and rooms".
             try StandardOutput.line("\n" + location.run().text)

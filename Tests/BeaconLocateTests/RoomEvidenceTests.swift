@@ -78,6 +78,29 @@ import Testing
         #expect(clamped.loss == 10 && clamped.halfAngle == 0 && clamped.headings == 32)
     }
 
+    /// The tags' decider blurs a fix by at least half its own uncertainty: a doubted fix just
+    /// inside the east room says less about the room than a confident one at the same spot.
+    @Test func aDoubtedFixSaysLessAboutItsRoom() throws {
+        let spot = Position(x: 10.6, y: 5)
+        let confident = Fix(position: spot, uncertainty: 0.4, method: .trilateration)
+        let doubted = Fix(position: spot, uncertainty: 4, method: .trilateration)
+        #expect(RoomDecider.fixSpread(doubted, spread: 0.5, uncertaintyShare: nil) == 0.5)
+        #expect(RoomDecider.fixSpread(confident, spread: 0.5, uncertaintyShare: 0.5) == 0.5, "never narrower than the spread")
+        #expect(RoomDecider.fixSpread(doubted, spread: 0.5, uncertaintyShare: 0.5) == 2)
+        #expect(RoomDecider.fixSpread(Fix(position: spot, uncertainty: .infinity, method: .trilateration), spread: 0.5, uncertaintyShare: 0.5) == 0.5)
+
+        let decider = RoomDecider(map: map, model: model, configuration: RoomDecider.Configuration(signal: false, particleMass: false, methods: [.trilateration],
+                                                                                                   uncertaintySpread: 0.5))
+        let sure = try #require(decider.likelihoods(fixes: [.trilateration: confident], particleMass: nil, correctedReadings: []))
+        let unsure = try #require(decider.likelihoods(fixes: [.trilateration: doubted], particleMass: nil, correctedReadings: []))
+        #expect(sure[1] > sure[0] && unsure[1] > unsure[0])
+        #expect(unsure[1] / unsure[0] < sure[1] / sure[0], "\(unsure) against \(sure)")
+        // Without the share both fixes weigh the same.
+        let fixed = RoomDecider(map: map, model: model, configuration: RoomDecider.Configuration(signal: false, particleMass: false, methods: [.trilateration]))
+        #expect(fixed.likelihoods(fixes: [.trilateration: doubted], particleMass: nil, correctedReadings: [])
+                == fixed.likelihoods(fixes: [.trilateration: confident], particleMass: nil, correctedReadings: []))
+    }
+
     @Test func signalGridsStayBoundedOnHugeMaps() {
         let rooms = (0..<200).map { index in
             Room(name: "r\(index)", outline: Polygon([Position(x: Double(index) * 50, y: 0), Position(x: Double(index) * 50 + 50, y: 0),

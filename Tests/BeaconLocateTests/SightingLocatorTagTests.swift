@@ -28,21 +28,7 @@ import Testing
         let tag = IBeaconFrame(identity: BeaconIdentity(uuid: try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")), major: 9, minor: 9),
                                measuredPower: MeasuredPower(-65))
         var locator = SightingLocator(locator: ScanLocator(method: .trilateration, map: map, model: model), presence: RoomPresence(map: map))
-        var outputs: [LocateOutput] = []
-        for tenth in 0..<200 {
-            let time = Double(tenth) / 10
-            let spot = time < 10 ? Position(x: 4, y: 5) : Position(x: 16, y: 5)
-            for (index, gateway) in map.receivers.enumerated() {
-                let position = try #require(gateway.position)
-                let dx = spot.x - position.x, dy = spot.y - position.y
-                // The tag advertises −65 dBm at 1 m, 6 dB below the model's default: the gateways
-                // hear it that much weaker, and through the middle wall 6 dB weaker again.
-                let rssi = model.expectedRSSI(power: -65, squaredDistance: dx * dx + dy * dy) - map.wallLoss(from: spot, to: position)
-                outputs += locator.receive(Sighting(time: time, receiver: gateway.name, address: BluetoothAddress(rawValue: UInt64(100 + index)),
-                                                    rssi: Int8(rssi.rounded()), frame: .iBeacon(tag)))
-            }
-        }
-        outputs += locator.finish()
+        let outputs = try Self.walkWestToEast(tag, through: &locator, map: map, model: model)
         let subject = tag.identity.description
         var fixes: [(time: Double, fix: Fix, room: String?)] = []
         var events: [RoomEvent] = []
@@ -69,6 +55,57 @@ import Testing
         // The decider moved within three cycles of the change at 10 s.
         let moved = try #require(events.last?.time)
         #expect(moved > 10 && moved <= 13, "\(events)")
+    }
+
+    /// The tag stands in the west room for 10 s, then in the east one for 10 s; every gateway
+    /// hears it ten times a second at the model's level less the walls between.
+    static func walkWestToEast(_ tag: IBeaconFrame, through locator: inout SightingLocator, map: SiteMap, model: PathLossModel) throws -> [LocateOutput] {
+        var outputs: [LocateOutput] = []
+        for tenth in 0..<200 {
+            let time = Double(tenth) / 10
+            let spot = time < 10 ? Position(x: 4, y: 5) : Position(x: 16, y: 5)
+            for (index, gateway) in map.receivers.enumerated() {
+                let position = try #require(gateway.position)
+                let dx = spot.x - position.x, dy = spot.y - position.y
+                // The tag advertises −65 dBm at 1 m, 6 dB below the model's default: the gateways
+                // hear it that much weaker, and through the middle wall 6 dB weaker again.
+                let rssi = model.expectedRSSI(power: -65, squaredDistance: dx * dx + dy * dy) - map.wallLoss(from: spot, to: position)
+                outputs += locator.receive(Sighting(time: time, receiver: gateway.name, address: BluetoothAddress(rawValue: UInt64(100 + index)),
+                                                    rssi: Int8(rssi.rounded()), frame: .iBeacon(tag)))
+            }
+        }
+        return outputs + locator.finish()
+    }
+
+    /// A tag's room decider is fed every half second by default (its fixes stay once a second):
+    /// its room events fall on half seconds, and it follows the move no later than when fed
+    /// once a second.
+    @Test func aTagsRoomsAreDecidedEveryHalfSecond() throws {
+        let map = try Self.site()
+        let model = PathLossModel(exponent: 2)
+        let tag = IBeaconFrame(identity: BeaconIdentity(uuid: try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")), major: 9, minor: 9),
+                               measuredPower: MeasuredPower(-65))
+        func run(tagRoomCycle: Double) throws -> (fixTimes: [Double], events: [RoomEvent]) {
+            var locator = SightingLocator(locator: ScanLocator(method: .trilateration, map: map, model: model), presence: RoomPresence(map: map),
+                                          tagRoomCycle: tagRoomCycle)
+            #expect(locator.tagRoomCycle == tagRoomCycle)
+            var fixTimes: [Double] = [], events: [RoomEvent] = []
+            for output in try Self.walkWestToEast(tag, through: &locator, map: map, model: model) {
+                switch output {
+                case .fix(let time, _, _, _): fixTimes.append(time)
+                case .room(let event): events.append(event)
+                }
+            }
+            return (fixTimes, events)
+        }
+        let half = try run(tagRoomCycle: 0.5), whole = try run(tagRoomCycle: 1)
+        #expect(half.events.map(\.room) == ["west", "west", "east"] && whole.events.map(\.room) == ["west", "west", "east"])
+        #expect(half.fixTimes == whole.fixTimes, "the printed fixes keep the one-second cycle")
+        #expect(half.fixTimes.allSatisfy { $0 == $0.rounded() })
+        #expect(whole.events.allSatisfy { $0.time == $0.time.rounded() })
+        #expect(half.events.contains { $0.time != $0.time.rounded() }, "\(half.events)")
+        let halfMove = try #require(half.events.last?.time), wholeMove = try #require(whole.events.last?.time)
+        #expect(halfMove > 10 && halfMove <= wholeMove, "\(half.events) against \(whole.events)")
     }
 
     @Test func withoutTheDeciderRoomsAreTheFixesOwn() throws {

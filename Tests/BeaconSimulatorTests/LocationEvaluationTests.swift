@@ -45,8 +45,8 @@ import Testing
     /// The default room decider (`RoomDecider`: per direction, docs/evaluation.md) against the
     /// issue's three room goals: accuracy ≥ 95 % of seconds, p95 latency ≤ 3 s, announced
     /// changes ≤ 1.2 × the true ones. Phones meet all three on this run (97.7 %, 2.5 s, 1.09 ×).
-    /// Tags meet two; their p95 latency is 3.1 s, so for that one the level reached is asserted
-    /// (3.3 s), so that a regression fails.
+    /// Tags meet two here (97.4 %, 1.20 ×); their p95 latency on this seed is 3.2 s, so for that
+    /// one the level reached is asserted (3.3 s), so that a regression fails.
     @Test(arguments: LocationReport.Direction.allCases)
     func defaultRoomDeciderMeetsTheGoals(direction: LocationReport.Direction) throws {
         let rooms = Self.report.rooms.filter { $0.direction == direction }
@@ -60,8 +60,9 @@ import Testing
         case .phones:
             #expect(p95 <= 3, "\(result)")
         case .tags:
-            // Issue 10's goal is 3 s; the decider reaches 3.1 s here (3.6 s pooled over eight
-            // seeds, docs/evaluation.md). This bound guards the level reached, not the goal.
+            // Issue 10's goal is 3 s; the decider reaches 3.2 s on this seed and 2.9 s pooled over
+            // eight seeds (docs/evaluation.md, ninth round). This bound guards the level reached
+            // on this run, not the goal.
             #expect(p95 <= 3.3, "\(result)")
         }
         // Phones flapped most under the default before (the room filter on fixes alone).

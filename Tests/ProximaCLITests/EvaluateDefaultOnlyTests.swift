@@ -60,4 +60,23 @@ import Testing
             #expect(outOfRange.standardError.contains("--seeds: \(count) is outside 1-64"), "\(outOfRange.standardError)")
         }
     }
+
+    @Test func theTagRoomCycleIsAnOptionOfThePositionsSection() throws {
+        let home = SimulatorCommandTests.examples.appendingPathComponent("home.json").path
+        let half = try ProximaBinary.run(["evaluate", home, "--duration", "20", "--positions-only"])
+        #expect(half.status == 0, "\(half.standardError)")
+        #expect(half.standardOutput.contains("carried beacons' room filters every 0.5 s"), "\(half.standardOutput)")
+        let whole = try ProximaBinary.run(["evaluate", home, "--duration", "20", "--positions-only", "--tag-room-cycle", "1"])
+        #expect(whole.status == 0, "\(whole.standardError)")
+        #expect(!whole.standardOutput.contains("carried beacons' room filters every"), "\(whole.standardOutput)")
+        #expect(whole.standardOutput.contains("room filter (default)"))
+        for value in ["0.05", "11", "nan"] {
+            let refused = try ProximaBinary.run(["evaluate", home, "--positions-only", "--tag-room-cycle", value])
+            #expect(refused.status != 0)
+            #expect(refused.standardError.contains("--tag-room-cycle"), "\(refused.standardError)")
+        }
+        let monitoring = try ProximaBinary.run(["evaluate", home, "--monitoring-only", "--tag-room-cycle", "1"])
+        #expect(monitoring.status != 0)
+        #expect(monitoring.standardError.contains("--tag-room-cycle applies to the positions and rooms section"), "\(monitoring.standardError)")
+    }
 }

@@ -69,10 +69,10 @@ public struct RoomDecider: Sendable {
         /// Carried beacons located from gateways, fed every half second
         /// (``SightingLocator/tagRoomCycle``): signal model (temperature 1.5), particle mass and
         /// the particle filter's, fingerprints' and trilateration's fixes, each fix blurred by at
-        /// least half its own uncertainty; doors pass 0.1 per second, belief 0.93. Chosen on
+        /// least half its own uncertainty; doors pass 0.05 per second, belief 0.93. Chosen on
         /// eight seeds of each example map pooled, not on one run (docs/evaluation.md, ninth
         /// round): against ``tagsOneSecond`` on one-second cycles, p95 latency office 3.6 → 2.9 s
-        /// and home 3.9 → 3.2 s, for 1.14 → 1.25 × and 1.39 → 1.40 × the true changes.
+        /// and home 3.9 → 3.2 s, for 1.14 → 1.20 × and 1.39 → 1.34 × the true changes.
         public static let tags = Configuration(temperature: 1.5, uncertaintySpread: 0.5,
                                                filter: RoomFilter.Configuration(switchRate: 0.05, threshold: 0.93))
         /// The tags' default of the eighth round, for one-second cycles (fixed 0.5 m spread,

@@ -156,15 +156,17 @@ struct LocationPass {
         if let body = roomFilterVariants[.phones, default: []].lazy.compactMap(\.body).first {
             phoneBodyParticles = ScanLocator(method: .particle, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls, body: body)
         }
-        tagLocators = makeTagLocators()
-        tagRoomLocators = makeTagLocators()
+        tagLocators = makeTagLocators(LocateMethod.allCases)
+        // The room filters' fixes, and the particle filter: its mass, and the signal model's anchors.
+        let roomMethods = Set(roomFilterVariants[.tags, default: []].flatMap(\.methods) + [.particle])
+        tagRoomLocators = makeTagLocators(LocateMethod.allCases.filter(roomMethods.contains))
         guard !map.rooms.isEmpty, roomFilterVariants.values.joined().contains(where: { $0.evidence.contains(.signal) }) else { return }
         let phonesModelBody = roomFilterVariants[.phones, default: []].contains { $0.body != nil }
         phoneSignal = phoneLocators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors, modelsBody: phonesModelBody) }
         tagSignals = tagRoomLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
     }
 
-    private func makeTagLocators() -> [[LocateMethod: ScanLocator]] {
+    private func makeTagLocators(_ methods: [LocateMethod]) -> [[LocateMethod: ScanLocator]] {
         let gateways = gatewayIndex.sorted { $0.value < $1.value }.map(\.key)
         return tags.map { tag in
             // The gateways become the anchors; each is heard at the tag's advertised power plus
@@ -177,7 +179,7 @@ struct LocationPass {
                                   doors: map.doors, beacons: anchors)
             let reverseModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
             var locators: [LocateMethod: ScanLocator] = [:]
-            for method in LocateMethod.allCases where method != .fingerprint || !tagSurvey.isEmpty {
+            for method in methods where method != .fingerprint || !tagSurvey.isEmpty {
                 locators[method] = ScanLocator(method: method, map: reverse, model: reverseModel, survey: tagSurvey, attenuatingWalls: attenuatingWalls)
             }
             return locators

@@ -78,6 +78,18 @@ public struct RoomDecider: Sendable {
         /// The tags' default of the eighth round, for one-second cycles (fixed 0.5 m spread,
         /// doors 0.5 per second), kept for comparison.
         public static let tagsOneSecond = Configuration(temperature: 1.5)
+        /// Carried beacons where a particle filter per subject costs too much (the server keeps
+        /// up to 10,000 subjects a site, about 24 KB each with particles): the signal model
+        /// (temperature 1.5) and robust trilateration's fix blurred by at least half its
+        /// uncertainty, doors 0.05 per second, belief 0.93. About 1 KB a subject.
+        /// Measured on one-second cycles pooled over eight seeds (docs/evaluation.md, tenth round).
+        public static let tagsWithoutParticles = Configuration(particleMass: false, temperature: 1.5, methods: [.trilateration], uncertaintySpread: 0.5,
+                                                               filter: RoomFilter.Configuration(switchRate: 0.05, threshold: 0.93))
+        /// Phones where a particle filter per subject costs too much: the one-sided signal model
+        /// and robust trilateration's fix blurred by at least half its uncertainty; doors pass
+        /// 0.2 per second, belief 0.93 (docs/evaluation.md, tenth round).
+        public static let phonesWithoutParticles = Configuration(particleMass: false, weakerLossScale: 10, methods: [.trilateration], uncertaintySpread: 0.5,
+                                                                 filter: RoomFilter.Configuration(switchRate: 0.2, threshold: 0.93))
         /// The tags' default before the eighth round (signal model at temperature 1), for comparison.
         public static let tagsTemperatureOne = Configuration()
     }
@@ -110,7 +122,29 @@ public struct RoomDecider: Sendable {
     /// One cycle of `subject`'s readings (raw RSSI, the mean per anchor; `receiver`'s gain is
     /// taken off here, as ``ScanLocator`` does).
     public mutating func observe(subject: String, readings: [Reading], receiver: String, time: Double) -> [RoomEvent] {
-        guard !map.rooms.isEmpty, !readings.isEmpty else { return [] }
+        guard let likelihoods = evidence(subject: subject, readings: readings, receiver: receiver, time: time) else { return [] }
+        return filter.observe(subject: subject, likelihoods: likelihoods, time: time)
+    }
+
+    /// The same for a subject whose track the caller keeps (``RoomFilter/Track``): a caller
+    /// with many subjects sweeps only the silent ones (``advance(_:subject:to:)``), and can
+    /// rebuild the decider with a new calibration without losing the beliefs.
+    public mutating func observe(_ track: inout RoomFilter.Track?, subject: String, readings: [Reading], receiver: String, time: Double) -> [RoomEvent] {
+        guard let likelihoods = evidence(subject: subject, readings: readings, receiver: receiver, time: time) else { return [] }
+        return filter.observe(&track, subject: subject, likelihoods: likelihoods, time: time)
+    }
+
+    /// A caller-kept track without a cycle for the filter's `absence` leaves its room.
+    public func advance(_ track: inout RoomFilter.Track?, subject: String, to time: Double) -> [RoomEvent] {
+        filter.advance(&track, subject: subject, to: time)
+    }
+
+    /// The room a caller-kept track names.
+    public func room(of track: RoomFilter.Track?) -> String? { filter.room(of: track) }
+
+    /// One cycle's evidence per room from this decider's own locators, nil without any.
+    private mutating func evidence(subject: String, readings: [Reading], receiver: String, time: Double) -> [Double]? {
+        guard !map.rooms.isEmpty, !readings.isEmpty else { return nil }
         var fixes: [LocateMethod: Fix] = [:]
         for method in locators.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard var locator = locators[method] else { continue }
@@ -121,8 +155,7 @@ public struct RoomDecider: Sendable {
         let gain = locators.values.first?.anchors.model.gain(of: receiver) ?? 0
         let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
         let mass = configuration.particleMass ? locators[.particle]?.particleMass(of: subject, rooms: map.rooms) : nil
-        guard let likelihoods = likelihoods(fixes: fixes, particleMass: mass, correctedReadings: corrected) else { return [] }
-        return filter.observe(subject: subject, likelihoods: likelihoods, time: time)
+        return likelihoods(fixes: fixes, particleMass: mass, correctedReadings: corrected)
     }
 
     /// The product of the cycle's evidence per room, nil when it has none. `particleMass` is

@@ -29,7 +29,8 @@ public struct RoomFilter: Sendable, Hashable {
         }
     }
 
-    struct Subject: Hashable, Sendable {
+    /// One subject's belief and announced room.
+    public struct Track: Hashable, Sendable {
         var belief: [Double]
         var room: Int?
         var lastTime: Double
@@ -41,7 +42,7 @@ public struct RoomFilter: Sendable, Hashable {
     public let rooms: [Room]
     /// neighbours[i]: the rooms sharing a door with room i.
     let neighbours: [[Int]]
-    private var subjects: [String: Subject] = [:]
+    private var subjects: [String: Track] = [:]
     public static let maximumSubjects = 100_000
 
     public init(rooms: [Room], doors: [Door], configuration: Configuration = Configuration()) {
@@ -66,11 +67,20 @@ public struct RoomFilter: Sendable, Hashable {
     /// One cycle of evidence for `subject` at `time`: `likelihoods[i]` is how likely room i
     /// makes the cycle's fixes (any common scale; ``RoomLikelihood`` gives them).
     public mutating func observe(subject name: String, likelihoods: [Double], time: Double) -> [RoomEvent] {
+        if subjects[name] == nil && subjects.count >= Self.maximumSubjects { return [] }
+        var track = subjects[name]
+        let events = observe(&track, subject: name, likelihoods: likelihoods, time: time)
+        subjects[name] = track
+        return events
+    }
+
+    /// The same for a subject whose track the caller keeps (nil before its first cycle), so a
+    /// caller holding many subjects can sweep only those it knows fell silent.
+    public func observe(_ track: inout Track?, subject name: String, likelihoods: [Double], time: Double) -> [RoomEvent] {
         guard likelihoods.count == rooms.count, !rooms.isEmpty,
               likelihoods.allSatisfy({ $0.isFinite && $0 >= 0 }), likelihoods.contains(where: { $0 > 0 }) else { return [] }
-        if subjects[name] == nil && subjects.count >= Self.maximumSubjects { return [] }
-        var subject = subjects[name] ?? Subject(belief: [Double](repeating: 1 / Double(rooms.count), count: rooms.count), room: nil, lastTime: time)
-        defer { subjects[name] = subject }
+        var subject = track ?? Track(belief: [Double](repeating: 1 / Double(rooms.count), count: rooms.count), room: nil, lastTime: time)
+        defer { track = subject }
         subject.belief = predicted(subject.belief, elapsed: min(30, max(0, time - subject.lastTime)))
         subject.lastTime = time
         var total = 0.0
@@ -104,12 +114,23 @@ public struct RoomFilter: Sendable, Hashable {
     public mutating func advance(to time: Double) -> [RoomEvent] {
         var events: [RoomEvent] = []
         for name in subjects.keys.sorted() {
-            guard let subject = subjects[name], time - subject.lastTime > configuration.absence else { continue }
-            if let room = subject.room { events.append(RoomEvent(subject: name, room: rooms[room].name, kind: .exit, time: time)) }
-            subjects[name] = nil
+            var track = subjects[name]
+            events += advance(&track, subject: name, to: time)
+            subjects[name] = track
         }
         return events
     }
+
+    /// The same for one caller-kept track: after `absence` seconds without a fix it leaves its
+    /// room and becomes nil.
+    public func advance(_ track: inout Track?, subject name: String, to time: Double) -> [RoomEvent] {
+        guard let subject = track, time - subject.lastTime > configuration.absence else { return [] }
+        track = nil
+        return subject.room.map { [RoomEvent(subject: name, room: rooms[$0].name, kind: .exit, time: time)] } ?? []
+    }
+
+    /// The room a caller-kept track names, if any.
+    public func room(of track: Track?) -> String? { track?.room.map { rooms[$0].name } }
 
     /// The belief after `elapsed` seconds of walking: each room passes a share through each of
     /// its doors and a small share anywhere.

@@ -21,6 +21,8 @@ public struct LocationReport: Sendable, Hashable, Codable {
     /// The room decider used by default in both directions: a `RoomFilter` fed by the
     /// particle filter's, fingerprint's and trilateration's fixes.
     public static let defaultRoomDecider = "room filter (default)"
+    /// The row of the room decider the server runs (``RoomDecider/Configuration/tagsWithoutParticles``, ``RoomDecider/Configuration/phonesWithoutParticles``).
+    public static let withoutParticlesRoomDecider = "room filter without particles (the server's)"
 
     public struct PositionError: Sendable, Hashable, Codable {
         public var direction: Direction

@@ -83,6 +83,9 @@ struct RoomFilterVariant: Sendable, Hashable {
         let symmetric = direction == .phones
             ? [RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric),
                RoomFilterVariant(label: "room filter, phones' default + the user's body", decider: .phonesWithBody)] : []
-        return [standard(direction), fixes] + symmetric + tagsBefore + [mass, signal, signalFixes, other]
+        // What the server runs: no particle filter per subject (issue 10, tenth round).
+        let withoutParticles = RoomFilterVariant(label: LocationReport.withoutParticlesRoomDecider,
+                                                 decider: direction == .phones ? .phonesWithoutParticles : .tagsWithoutParticles)
+        return [standard(direction), fixes] + symmetric + tagsBefore + [withoutParticles, mass, signal, signalFixes, other]
     }
 }

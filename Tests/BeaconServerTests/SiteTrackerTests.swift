@@ -17,8 +17,21 @@ struct SiteTrackerTests {
         }
     }
 
-    @Test func keepsAtMostTheCapEvictingTheStalest() {
-        var tracker = SiteTracker(map: PositionTests.map, configuration: .init(maximumSubjects: 100))
+    /// The same floor with every receiver placed (no room-only scanner): there the room decider,
+    /// not room presence, decides carried beacons' rooms.
+    static let placedMap: SiteMap = {
+        var map = PositionTests.map
+        map.receivers.removeAll { $0.position == nil }
+        return map
+    }()
+
+    /// Both ways of deciding carried beacons' rooms: room presence (a map with a room-only
+    /// scanner) and the room decider (every receiver placed).
+    static let maps = [PositionTests.map, placedMap]
+
+    @Test(arguments: maps)
+    func keepsAtMostTheCapEvictingTheStalest(map: SiteMap) {
+        var tracker = SiteTracker(map: map, configuration: .init(maximumSubjects: 100))
         var exits = 0
         for index in 0..<1_000 {
             let time = 100 + Double(index) * 0.01
@@ -36,8 +49,9 @@ struct SiteTrackerTests {
         #expect(exits > 0)
     }
 
-    @Test func silentSubjectsLeaveThePerCycleWork() {
-        var tracker = SiteTracker(map: PositionTests.map)
+    @Test(arguments: maps)
+    func silentSubjectsLeaveThePerCycleWork(map: SiteMap) {
+        var tracker = SiteTracker(map: map)
         // 2,000 carried beacons heard for two seconds, then one beacon for a minute.
         for second in 0..<2 {
             for index in 0..<2_000 {
@@ -59,6 +73,44 @@ struct SiteTrackerTests {
         #expect(tracker.backlog < 20)
         #expect(tracker.subjectCount == 2_001)
         #expect(tracker.positions.filter { $0.room != nil }.map(\.subject) == [TrackedSubject.beacon(Self.carried(5_000)).name])
+    }
+
+    /// One second of packets (five per gateway) of the fixed beacons and of `tag` at `position`,
+    /// through the walls, each gateway's batch fed as it posts it.
+    static func second(_ start: Double, tag: BeaconIdentity, at position: Position?, into tracker: inout SiteTracker) -> [SubjectRoomChange] {
+        var changes: [SubjectRoomChange] = []
+        for gateway in PositionTests.fixedGateways {
+            let receiver = PositionTests.position(of: gateway)
+            var batch: [Sighting] = []
+            for step in 0..<5 {
+                let time = start + Double(step) * 0.2
+                for beacon in PositionTests.map.beacons {
+                    batch.append(PositionTests.sighting(time, gateway, beacon.identity!, rssi: PositionTests.rssi(from: beacon.position, to: receiver)))
+                }
+                if let position { batch.append(PositionTests.sighting(time, gateway, tag, rssi: PositionTests.rssi(from: position, to: receiver))) }
+            }
+            changes += tracker.receive(batch, gateway: gateway)
+        }
+        return changes
+    }
+
+    @Test func theRoomDeciderFollowsACarriedBeaconThroughTheDoorOnceAndKeepsItsBeliefAcrossRefits() {
+        var tracker = SiteTracker(map: Self.placedMap)
+        let tag = Self.carried(7)
+        var changes: [SubjectRoomChange] = []
+        // West for 40 s, east for 40 s (a refit every 30 s rebuilds the decider), then silent.
+        for second in 0..<100 {
+            let time = 100 + Double(second)
+            let position: Position? = time < 140 ? Position(x: 4, y: 4) : time < 180 ? Position(x: 16, y: 6) : nil
+            changes += Self.second(time, tag: tag, at: position, into: &tracker)
+        }
+        #expect(tracker.calibratedAt != nil)
+        #expect(changes.map { "\($0.kind) \($0.room)" } == ["enter west", "exit west", "enter east", "exit east"])
+        let times = changes.map(\.time)
+        // The belief crosses 0.93 within a few one-second cycles of the move; the exit follows
+        // the decider's 6 s absence, swept once a cycle.
+        #expect(times.count == 4 && times[2] > 140 && times[2] <= 143 && times[3] > 186 && times[3] <= 189, "\(times)")
+        #expect(tracker.position(of: TrackedSubject.beacon(tag).name)?.room == nil)
     }
 
     @Test func sightingsOutOfOrderAcrossGatewaysAreCountedAndUnusableTimesSkipped() {

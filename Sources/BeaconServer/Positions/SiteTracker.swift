@@ -18,8 +18,11 @@ import Foundation
 ///   the fixed beacons it hears (the beacons are the anchors), and put in rooms by them.
 ///
 /// Per cycle (one second of the gateways' clock) each subject's readings are averaged per anchor
-/// and located by robust trilateration. Room presence (BeaconLocate's ``RoomPresence``, one
-/// machine per subject) takes each receiver's mean of the cycle. Work per batch is proportional to the batch and
+/// and located by robust trilateration. Rooms are decided by BeaconLocate's ``RoomDecider``
+/// without particles (``Configuration/beaconRooms``, ``Configuration/phoneRooms``: the signal
+/// model and trilateration, a belief per subject that the tracker keeps); carried beacons on a
+/// map with receivers that have only a room (one scanner per room) keep ``RoomPresence``, which
+/// takes each receiver's mean of the cycle. Work per batch is proportional to the batch and
 /// to the subjects that fell silent lately, never to everything heard before; at most
 /// ``Configuration/maximumSubjects`` subjects are kept, the stalest evicted first.
 public struct SiteTracker: Sendable {
@@ -28,16 +31,25 @@ public struct SiteTracker: Sendable {
         public var maximumSubjects: Int
         /// Seconds of gateway time between refits of the calibration.
         public var calibrationInterval: Double
+        /// Room presence where receivers have only a room, and the silence after which a
+        /// subject's hearings are swept.
         public var presence: RoomPresence.Configuration
+        /// Rooms of carried beacons when every receiver of the map has a position.
+        public var beaconRooms: RoomDecider.Configuration
+        /// Rooms of phones (located from the map's fixed beacons).
+        public var phoneRooms: RoomDecider.Configuration
 
         public static let defaultMaximumSubjects = 10_000
 
         public init(cycle: Double = 1, maximumSubjects: Int = Self.defaultMaximumSubjects, calibrationInterval: Double = 30,
-                    presence: RoomPresence.Configuration = RoomPresence.Configuration()) {
+                    presence: RoomPresence.Configuration = RoomPresence.Configuration(),
+                    beaconRooms: RoomDecider.Configuration = .tagsWithoutParticles, phoneRooms: RoomDecider.Configuration = .phonesWithoutParticles) {
             self.cycle = max(0.1, cycle)
             self.maximumSubjects = max(1, maximumSubjects)
             self.calibrationInterval = max(1, calibrationInterval)
             self.presence = presence
+            self.beaconRooms = beaconRooms
+            self.phoneRooms = phoneRooms
         }
     }
 
@@ -46,7 +58,9 @@ public struct SiteTracker: Sendable {
     static let referencePower = -59.0
 
     struct Subject: Sendable {
-        var presence: RoomPresence
+        /// Nil when the site's room decider decides this subject's rooms (`roomTrack`).
+        var presence: RoomPresence?
+        var roomTrack: RoomFilter.Track?
         var lastHeard: Double
         var lastCycle: Int
         var power: Double
@@ -71,6 +85,9 @@ public struct SiteTracker: Sendable {
     private let fixedBeacons: [BeaconIdentity: Int]
     private let beaconRoomPresence: RoomPresence
     private let phoneRoomPresence: RoomPresence
+    /// Nil where ``RoomPresence`` decides (no rooms; receivers with only a room).
+    private var beaconRooms: RoomDecider?
+    private var phoneRooms: RoomDecider?
     private var subjects: [TrackedSubject: Subject] = [:]
     private var pending: [TrackedSubject: [Int: (sum: Double, count: Int)]] = [:]
     /// Subject → presence receiver (gateway, or fixed beacon for a phone) → corrected RSSI sums.
@@ -115,9 +132,34 @@ public struct SiteTracker: Sendable {
         self.anchorMap = anchorMap
         beaconLocator = RobustTrilateration(anchors: AnchorSet(map: map, model: baseModel))
         receiverLocator = RobustTrilateration(anchors: AnchorSet(map: anchorMap, model: PathLossModel(exponent: baseModel.exponent)))
+        let everyReceiverPlaced = map.receivers.allSatisfy { $0.position != nil }
+        roomAnchorMap = !map.rooms.isEmpty && positioned.count >= 2 && everyReceiverPlaced
+            ? SiteMap(name: map.name, width: map.width, height: map.height, walls: map.walls, rooms: map.rooms, doors: map.doors, beacons: anchorMap.beacons)
+            : nil
+        makeRoomDeciders()
     }
 
     private let anchorMap: SiteMap
+    /// The gateways as anchors on the map's floor (walls, rooms, doors), when the room decider
+    /// decides carried beacons' rooms.
+    private let roomAnchorMap: SiteMap?
+
+    /// Builds the room deciders with the current calibration; the beliefs live in the subjects.
+    private mutating func makeRoomDeciders() {
+        beaconRooms = roomAnchorMap.map { anchors in
+            // Readings reach it corrected for each gateway's gain and the beacon's power.
+            let anchorModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
+            return RoomDecider(map: anchors, model: anchorModel, configuration: configuration.beaconRooms)
+        }
+        phoneRooms = map.rooms.isEmpty || fixedBeacons.isEmpty ? nil : RoomDecider(map: map, model: model, configuration: configuration.phoneRooms)
+    }
+
+    private func roomDecider(for subject: TrackedSubject) -> RoomDecider? {
+        switch subject {
+        case .beacon: beaconRooms
+        case .phone: phoneRooms
+        }
+    }
 
     public var subjectCount: Int { subjects.count }
 
@@ -162,7 +204,7 @@ public struct SiteTracker: Sendable {
         if subjects[subject] == nil {
             if subjects.count >= configuration.maximumSubjects { changes += evictStalest() }
             let presence = if case .phone = subject { phoneRoomPresence } else { beaconRoomPresence }
-            subjects[subject] = Subject(presence: presence, lastHeard: time, lastCycle: cycle - 1, power: power)
+            subjects[subject] = Subject(presence: roomDecider(for: subject) != nil ? nil : presence, lastHeard: time, lastCycle: cycle - 1, power: power)
         }
         var state = subjects.removeValue(forKey: subject)!
         // Packets from another gateway's batch may be older than this subject's latest: room
@@ -174,9 +216,12 @@ public struct SiteTracker: Sendable {
             state.lastCycle = cycle
             heard.append((subject, cycle))
         }
+        let presence = state.presence != nil
         subjects[subject] = state
-        pendingPresence[subject, default: [:]][presenceReceiver, default: (0, 0)].sum += corrected
-        pendingPresence[subject]![presenceReceiver]!.count += 1
+        if presence {
+            pendingPresence[subject, default: [:]][presenceReceiver, default: (0, 0)].sum += corrected
+            pendingPresence[subject]![presenceReceiver]!.count += 1
+        }
         if let anchor {
             pending[subject, default: [:]][anchor, default: (0, 0)].sum += rssi
             pending[subject]![anchor]!.count += 1
@@ -204,9 +249,9 @@ public struct SiteTracker: Sendable {
 
     private mutating func closeCycle(_ cycle: Int, end: Double) -> [SubjectRoomChange] {
         let cycleEnd = Double(cycle + 1) * configuration.cycle
-        locatePending(at: cycleEnd)
+        let located = locatePending(at: cycleEnd)
         calibrate(cycle: cycle)
-        return decideRooms(at: cycleEnd) + sweepSilent(cycle: cycle, end: end)
+        return located + decideRooms(at: cycleEnd) + sweepSilent(cycle: cycle, end: end)
     }
 
     /// Room presence sees each subject once per cycle: every receiver's mean of the cycle, all
@@ -218,11 +263,11 @@ public struct SiteTracker: Sendable {
         pendingPresence = [:]
         var changes: [SubjectRoomChange] = []
         for (subject, sums) in work.sorted(by: { $0.key < $1.key }) {
-            guard var state = subjects[subject] else { continue }
+            guard var state = subjects[subject], state.presence != nil else { continue }
             let levels = sums.map { (receiver: $0.key, level: $0.value.sum / Double($0.value.count)) }
                 .sorted { ($0.level, $1.receiver) > ($1.level, $0.receiver) }
             for entry in levels {
-                changes += state.presence.observe(subject: "", receiver: entry.receiver, rssi: entry.level, at: time)
+                changes += state.presence!.observe(subject: "", receiver: entry.receiver, rssi: entry.level, at: time)
                     .map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
             }
             subjects[subject] = state
@@ -230,31 +275,46 @@ public struct SiteTracker: Sendable {
         return changes
     }
 
-    private mutating func locatePending(at time: Double) {
+    /// Locates every subject heard in the cycle and, where the room decider decides its rooms,
+    /// feeds it the same readings (in subject order, so the events' order does not depend on
+    /// the dictionary's).
+    private mutating func locatePending(at time: Double) -> [SubjectRoomChange] {
         let work = pending
         pending = [:]
-        for (subject, sums) in work {
+        var changes: [SubjectRoomChange] = []
+        for (subject, sums) in work.sorted(by: { $0.key < $1.key }) {
             guard var state = subjects[subject] else { continue }
             let fix: Fix?
+            let readings: [Reading]
             switch subject {
             case .phone:
-                let readings = sums.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count) - model.gain(of: subject.name)) }
-                fix = beaconLocator.locate(readings.sorted { $0.beacon < $1.beacon })
+                readings = sums.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count) - model.gain(of: subject.name)) }
+                    .sorted { $0.beacon < $1.beacon }
+                fix = beaconLocator.locate(readings)
             case .beacon:
                 let shift = state.power - Self.referencePower
-                let readings = sums.map { entry in
+                readings = sums.map { entry in
                     Reading(beacon: entry.key, rssi: entry.value.sum / Double(entry.value.count) - model.gain(of: anchorMap.beacons[entry.key].id) - shift)
-                }
-                fix = receiverLocator.locate(readings.sorted { $0.beacon < $1.beacon })
+                }.sorted { $0.beacon < $1.beacon }
+                fix = receiverLocator.locate(readings)
             }
             if let fix {
                 fixCount += 1
                 state.fix = fix
                 state.fixTime = time
                 state.anchors = sums.count
-                subjects[subject] = state
             }
+            if state.presence == nil {
+                // The readings are already corrected, so the decider's receiver has no gain.
+                let events = switch subject {
+                case .beacon: beaconRooms?.observe(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
+                case .phone: phoneRooms?.observe(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
+                }
+                changes += (events ?? []).map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
+            }
+            subjects[subject] = state
         }
+        return changes
     }
 
     /// Adds the cycle's link means to the calibrator (corrected for the walls between, which
@@ -281,6 +341,7 @@ public struct SiteTracker: Sendable {
         model = fitted.applied(to: baseModel)
         beaconLocator = RobustTrilateration(anchors: AnchorSet(map: map, model: model))
         receiverLocator = RobustTrilateration(anchors: AnchorSet(map: anchorMap, model: PathLossModel(exponent: model.exponent)))
+        makeRoomDeciders()
     }
 
     /// Subjects unheard for the shortest absence leave the queue of recent hearings for the
@@ -298,8 +359,13 @@ public struct SiteTracker: Sendable {
                 fading.remove(subject)
                 continue
             }
-            changes += state.presence.advance(to: end).map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
-            if state.presence.room(of: "") == nil && end - state.lastHeard > configuration.presence.absence.upperBound {
+            let events = if state.presence != nil {
+                state.presence!.advance(to: end)
+            } else {
+                roomDecider(for: subject)?.advance(&state.roomTrack, subject: "", to: end) ?? []
+            }
+            changes += events.map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
+            if room(of: subject, state) == nil && end - state.lastHeard > configuration.presence.absence.upperBound {
                 fading.remove(subject)
             }
             subjects[subject] = state
@@ -314,7 +380,7 @@ public struct SiteTracker: Sendable {
         let stalest = subjects.sorted { ($0.value.lastHeard, $0.key) < ($1.value.lastHeard, $1.key) }.prefix(count)
         var changes: [SubjectRoomChange] = []
         for (subject, state) in stalest {
-            if let room = state.presence.room(of: "") {
+            if let room = room(of: subject, state) {
                 changes.append(SubjectRoomChange(subject: subject, room: room, kind: .exit, time: max(state.lastHeard, lastTime)))
             }
             subjects[subject] = nil
@@ -330,21 +396,27 @@ public struct SiteTracker: Sendable {
 
     /// Everything known of every subject, beacons first, then phones, each by name.
     public var positions: [SubjectPosition] {
-        subjects.sorted { $0.key < $1.key }.map { Self.describe($0.key, $0.value) }
+        subjects.sorted { $0.key < $1.key }.map { describe($0.key, $0.value) }
     }
 
     /// The subject with this name (`UUID:major:minor` or a phone's gateway name).
     public func position(of name: String) -> SubjectPosition? {
         let subject: TrackedSubject = if let identity = Self.identity(name) { .beacon(identity) } else { .phone(name) }
-        return subjects[subject].map { Self.describe(subject, $0) }
+        return subjects[subject].map { describe(subject, $0) }
     }
 
-    private static func describe(_ subject: TrackedSubject, _ state: Subject) -> SubjectPosition {
+    /// The subject's room: its room decider's, or its room presence's.
+    private func room(of subject: TrackedSubject, _ state: Subject) -> String? {
+        if let presence = state.presence { return presence.room(of: "") }
+        return roomDecider(for: subject)?.room(of: state.roomTrack)
+    }
+
+    private func describe(_ subject: TrackedSubject, _ state: Subject) -> SubjectPosition {
         var identity: BeaconIdentity?
         if case .beacon(let beacon) = subject { identity = beacon }
         return SubjectPosition(subject: subject.name, kind: subject.kind, uuid: identity?.uuid, major: identity?.major, minor: identity?.minor,
                                x: state.fix?.position.x, y: state.fix?.position.y, uncertainty: state.fix?.uncertainty,
-                               method: state.fix?.method.rawValue, fixTime: state.fixTime, room: state.presence.room(of: ""),
+                               method: state.fix?.method.rawValue, fixTime: state.fixTime, room: room(of: subject, state),
                                lastHeard: state.lastHeard, anchors: state.anchors)
     }
 

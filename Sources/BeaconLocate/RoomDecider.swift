@@ -39,11 +39,14 @@ public struct RoomDecider: Sendable {
         /// across a wall) moves the belief less than a confident one; nil: `spread` for all.
         public var uncertaintySpread: Double?
         public var filter: RoomFilter.Configuration
+        /// Most cells of the signal model's grid per room (1 m cells, coarser in larger rooms):
+        /// a cycle costs rooms × cells × readings.
+        public var signalCells: Int
 
         public init(signal: Bool = true, particleMass: Bool = true, massOutlierShare: Double = 0.05, temperature: Double = 1,
                     weakerLossScale: Double? = nil, body: BodyShadow? = nil, methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
                     spread: Double = 0.5, uncertaintySpread: Double? = nil,
-                    filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93)) {
+                    filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93), signalCells: Int = 400) {
             self.signal = signal
             self.particleMass = particleMass
             self.massOutlierShare = min(max(massOutlierShare, 0), 1)
@@ -54,6 +57,7 @@ public struct RoomDecider: Sendable {
             self.spread = spread
             self.uncertaintySpread = uncertaintySpread.map { max(0, $0) }
             self.filter = filter
+            self.signalCells = max(1, signalCells)
         }
 
         /// Phones locating themselves: signal model (one-sided, 10 dB below: the user's body
@@ -81,15 +85,16 @@ public struct RoomDecider: Sendable {
         /// Carried beacons where a particle filter per subject costs too much (the server keeps
         /// up to 10,000 subjects a site, about 24 KB each with particles): the signal model
         /// (temperature 1.5) and robust trilateration's fix blurred by at least half its
-        /// uncertainty, doors 0.05 per second, belief 0.93. About 1 KB a subject.
+        /// uncertainty, doors 0.05 per second, belief 0.93; at most 100 signal cells a room (rooms
+        /// over 100 m² get coarser cells), so a subject's cycle stays cheap on large floors.
         /// Measured on one-second cycles pooled over eight seeds (docs/evaluation.md, tenth round).
         public static let tagsWithoutParticles = Configuration(particleMass: false, temperature: 1.5, methods: [.trilateration], uncertaintySpread: 0.5,
-                                                               filter: RoomFilter.Configuration(switchRate: 0.05, threshold: 0.93))
+                                                               filter: RoomFilter.Configuration(switchRate: 0.05, threshold: 0.93), signalCells: 100)
         /// Phones where a particle filter per subject costs too much: the one-sided signal model
         /// and robust trilateration's fix blurred by at least half its uncertainty; doors pass
-        /// 0.2 per second, belief 0.93 (docs/evaluation.md, tenth round).
+        /// 0.2 per second, belief 0.93, at most 100 signal cells a room (docs/evaluation.md, tenth round).
         public static let phonesWithoutParticles = Configuration(particleMass: false, weakerLossScale: 10, methods: [.trilateration], uncertaintySpread: 0.5,
-                                                                 filter: RoomFilter.Configuration(switchRate: 0.2, threshold: 0.93))
+                                                                 filter: RoomFilter.Configuration(switchRate: 0.2, threshold: 0.93), signalCells: 100)
         /// The tags' default before the eighth round (signal model at temperature 1), for comparison.
         public static let tagsTemperatureOne = Configuration()
     }
@@ -114,7 +119,7 @@ public struct RoomDecider: Sendable {
         }
         let anchors = locators.values.first?.anchors ?? AnchorSet(map: map, model: model, attenuatingWalls: true)
         signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, weakerLossScale: configuration.weakerLossScale,
-                                                                                               modelsBody: configuration.body != nil) : nil
+                                                                                               maximumCells: configuration.signalCells, modelsBody: configuration.body != nil) : nil
     }
 
     public func room(of subject: String) -> String? { filter.room(of: subject) }

@@ -93,16 +93,24 @@ enum PositionBenchmark {
         let sightings = work.reduce(0) { $0 + $1.sightings.count }
         print("\(work.count) batches, \(sightings) sightings, \(seconds) s of \(carriedBeacons) carried beacons × \(gatewayCount) gateways")
 
-        var tracker = SiteTracker(map: map)
+        // A room-only scanner on the map puts carried beacons on room presence instead of the
+        // room decider (never heard here): the two rules' costs compared in one run.
+        var scannerMap = map
+        scannerMap.receivers.append(MappedReceiver(name: "room scanner", room: map.rooms[0].name))
         let clock = ContinuousClock()
         var began = clock.now
-        var changes = 0
-        for batch in work { changes += tracker.receive(batch.sightings, gateway: "gw-\(batch.gateway)").count }
-        changes += tracker.advance(to: start + Double(seconds) + 1).count
-        var elapsed = began.duration(to: clock.now).seconds
-        print(String(format: "tracker alone: %.0f batches/s, %.0f fixes/s, %.0f sightings/s (%d fixes, %d room changes, %d subjects, calibration n = %.2f)",
-                     Double(work.count) / elapsed, Double(tracker.fixCount) / elapsed, Double(sightings) / elapsed, tracker.fixCount, changes,
-                     tracker.subjectCount, tracker.calibration?.exponent ?? .nan))
+        var elapsed = 0.0
+        for (label, trackedMap) in [("room decider", map), ("room presence", scannerMap)] {
+            var tracker = SiteTracker(map: trackedMap)
+            began = clock.now
+            var changes = 0
+            for batch in work { changes += tracker.receive(batch.sightings, gateway: "gw-\(batch.gateway)").count }
+            changes += tracker.advance(to: start + Double(seconds) + 1).count
+            elapsed = began.duration(to: clock.now).seconds
+            print(String(format: "tracker alone, %@: %.0f batches/s, %.0f fixes/s, %.0f sightings/s (%d fixes, %d room changes, %d subjects, calibration n = %.2f)",
+                         label, Double(work.count) / elapsed, Double(tracker.fixCount) / elapsed, Double(sightings) / elapsed, tracker.fixCount, changes,
+                         tracker.subjectCount, tracker.calibration?.exponent ?? .nan))
+        }
 
         for withMap in [false, true] {
             let directory = NSTemporaryDirectory() + "proxima-bench-\(UUID().uuidString)"

@@ -56,6 +56,29 @@ import Testing
         #expect(filter.room(of: "s") == nil)
     }
 
+    /// The server keeps each subject's track itself: the same walk gives the same events and
+    /// beliefs as the filter's own record, and only the silent track ends.
+    @Test func aCallerKeptTrackDecidesAsTheFiltersOwnRecord() {
+        var own = RoomFilter(rooms: Self.rooms, doors: Self.doors)
+        let shared = RoomFilter(rooms: Self.rooms, doors: Self.doors)
+        var track: RoomFilter.Track?
+        var other: RoomFilter.Track?
+        let walk = [2.5, 2.5, 4.5, 5.5, 7.5, 7.5, 9.8, 10.3, 12.5, 12.5, 12.5].map { Position(x: $0, y: 2.5) }
+        var kept: [RoomEvent] = []
+        for (index, position) in walk.enumerated() {
+            let likelihoods = Self.likelihood.likelihoods(of: position)
+            kept += shared.observe(&track, subject: "s", likelihoods: likelihoods, time: Double(index))
+            _ = shared.observe(&other, subject: "t", likelihoods: Self.likelihood.likelihoods(of: Position(x: 2.5, y: 2.5)), time: 0)
+        }
+        #expect(kept == feed(&own, walk))
+        #expect(kept.filter { $0.kind == .enter }.map(\.room) == ["A", "B", "C"])
+        #expect(shared.room(of: track) == "C" && own.room(of: "s") == "C")
+        #expect(shared.advance(&track, subject: "s", to: 12).isEmpty && track != nil)
+        #expect(shared.advance(&track, subject: "s", to: 20) == [RoomEvent(subject: "s", room: "C", kind: .exit, time: 20)])
+        #expect(track == nil && shared.room(of: track) == nil)
+        #expect(shared.room(of: other) == "A")
+    }
+
     @Test func hugeAndDegenerateRoomsStayBounded() {
         let huge = Room(name: "huge", outline: Polygon([Position(x: 0, y: 0), Position(x: 1e12, y: 0), Position(x: 1e12, y: 1e12), Position(x: 0, y: 1e12)]))
         let line = Room(name: "line", outline: Polygon([Position(x: 0, y: 0), Position(x: 1e15, y: 0), Position(x: 1e15, y: 0)]))

@@ -276,13 +276,14 @@ public struct SiteTracker: Sendable {
     }
 
     /// Locates every subject heard in the cycle and, where the room decider decides its rooms,
-    /// feeds it the same readings (in subject order, so the events' order does not depend on
-    /// the dictionary's).
+    /// feeds it the same readings. The events come out in subject order, so their order does not
+    /// depend on the dictionary's (only the few subjects with events are sorted: comparing
+    /// subjects builds their names).
     private mutating func locatePending(at time: Double) -> [SubjectRoomChange] {
         let work = pending
         pending = [:]
-        var changes: [SubjectRoomChange] = []
-        for (subject, sums) in work.sorted(by: { $0.key < $1.key }) {
+        var changes: [(subject: TrackedSubject, events: [RoomEvent])] = []
+        for (subject, sums) in work {
             guard var state = subjects[subject] else { continue }
             let fix: Fix?
             let readings: [Reading]
@@ -310,11 +311,13 @@ public struct SiteTracker: Sendable {
                 case .beacon: beaconRooms?.observe(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
                 case .phone: phoneRooms?.observe(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
                 }
-                changes += (events ?? []).map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
+                if let events, !events.isEmpty { changes.append((subject, events)) }
             }
             subjects[subject] = state
         }
-        return changes
+        return changes.sorted { $0.subject < $1.subject }.flatMap { entry in
+            entry.events.map { SubjectRoomChange(subject: entry.subject, room: $0.room, kind: $0.kind, time: $0.time) }
+        }
     }
 
     /// Adds the cycle's link means to the calibrator (corrected for the walls between, which

@@ -55,7 +55,7 @@ public struct SubjectPosition: Sendable, Hashable, Codable {
     public var method: String?
     /// Seconds on the gateways' clock of the latest fix.
     public var fixTime: Double?
-    /// The room decided by room presence (with hysteresis), null outside every room.
+    /// The decided room (the site's room decider, or room presence), null outside every room.
     public var room: String?
     /// When the subject was last heard.
     public var lastHeard: Double

@@ -21,7 +21,7 @@ public struct LocationReport: Sendable, Hashable, Codable {
     /// The room decider used by default in both directions: a `RoomFilter` fed by the
     /// particle filter's, fingerprint's and trilateration's fixes.
     public static let defaultRoomDecider = "room filter (default)"
-    /// The row of the room decider the server runs (``RoomDecider/Configuration/tagsWithoutParticles``, ``RoomDecider/Configuration/phonesWithoutParticles``).
+    /// The row of the room decider the server runs (BeaconLocate's `RoomDecider.Configuration.tagsWithoutParticles` and `.phonesWithoutParticles`).
     public static let withoutParticlesRoomDecider = "room filter without particles (the server's)"
 
     public struct PositionError: Sendable, Hashable, Codable {

@@ -127,7 +127,7 @@ public struct RoomDecider: Sendable {
     /// One cycle of `subject`'s readings (raw RSSI, the mean per anchor; `receiver`'s gain is
     /// taken off here, as ``ScanLocator`` does).
     public mutating func observe(subject: String, readings: [Reading], receiver: String, time: Double) -> [RoomEvent] {
-        guard let likelihoods = evidence(subject: subject, readings: readings, receiver: receiver, time: time) else { return [] }
+        guard let (likelihoods, _) = evidence(subject: subject, readings: readings, receiver: receiver, time: time) else { return [] }
         return filter.observe(subject: subject, likelihoods: likelihoods, time: time)
     }
 
@@ -135,8 +135,23 @@ public struct RoomDecider: Sendable {
     /// with many subjects sweeps only the silent ones (``advance(_:subject:to:)``), and can
     /// rebuild the decider with a new calibration without losing the beliefs.
     public mutating func observe(_ track: inout RoomFilter.Track?, subject: String, readings: [Reading], receiver: String, time: Double) -> [RoomEvent] {
-        guard let likelihoods = evidence(subject: subject, readings: readings, receiver: receiver, time: time) else { return [] }
-        return filter.observe(&track, subject: subject, likelihoods: likelihoods, time: time)
+        decide(&track, subject: subject, readings: readings, receiver: receiver, time: time).events
+    }
+
+    /// What one cycle decided, and the fixes the decider's locators made on the way: a caller
+    /// that also shows positions can take one of them (walls modelled) instead of locating the
+    /// readings a second time.
+    public struct Decision: Sendable {
+        public var events: [RoomEvent]
+        public var fixes: [LocateMethod: Fix]
+    }
+
+    /// ``observe(_:subject:readings:receiver:time:)`` with the cycle's fixes.
+    public mutating func decide(_ track: inout RoomFilter.Track?, subject: String, readings: [Reading], receiver: String, time: Double) -> Decision {
+        guard let (likelihoods, fixes) = evidence(subject: subject, readings: readings, receiver: receiver, time: time) else {
+            return Decision(events: [], fixes: [:])
+        }
+        return Decision(events: filter.observe(&track, subject: subject, likelihoods: likelihoods, time: time), fixes: fixes)
     }
 
     /// A caller-kept track without a cycle for the filter's `absence` leaves its room.
@@ -147,8 +162,9 @@ public struct RoomDecider: Sendable {
     /// The room a caller-kept track names.
     public func room(of track: RoomFilter.Track?) -> String? { filter.room(of: track) }
 
-    /// One cycle's evidence per room from this decider's own locators, nil without any.
-    private mutating func evidence(subject: String, readings: [Reading], receiver: String, time: Double) -> [Double]? {
+    /// One cycle's evidence per room from this decider's own locators, and their fixes; nil
+    /// without any evidence.
+    private mutating func evidence(subject: String, readings: [Reading], receiver: String, time: Double) -> ([Double], [LocateMethod: Fix])? {
         guard !map.rooms.isEmpty, !readings.isEmpty else { return nil }
         var fixes: [LocateMethod: Fix] = [:]
         for method in locators.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -160,7 +176,7 @@ public struct RoomDecider: Sendable {
         let gain = locators.values.first?.anchors.model.gain(of: receiver) ?? 0
         let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
         let mass = configuration.particleMass ? locators[.particle]?.particleMass(of: subject, rooms: map.rooms) : nil
-        return likelihoods(fixes: fixes, particleMass: mass, correctedReadings: corrected)
+        return likelihoods(fixes: fixes, particleMass: mass, correctedReadings: corrected).map { ($0, fixes) }
     }
 
     /// The product of the cycle's evidence per room, nil when it has none. `particleMass` is

@@ -113,6 +113,23 @@ struct SiteTrackerTests {
         #expect(tracker.position(of: TrackedSubject.beacon(tag).name)?.room == nil)
     }
 
+    /// Where the room decider runs, its trilateration (the map's walls modelled) is the
+    /// subject's position; a map where room presence decides locates without walls. Two of the
+    /// four gateways hear the tag through a 6 dB wall.
+    @Test func theRoomDecidersFixIsThePositionAndModelsTheWalls() throws {
+        let spot = Position(x: 16, y: 8)
+        var errors: [Double] = []
+        for map in Self.maps {
+            var tracker = SiteTracker(map: map)
+            for second in 0..<40 { _ = Self.second(100 + Double(second), tag: Self.carried(3), at: spot, into: &tracker) }
+            let position = try #require(tracker.position(of: TrackedSubject.beacon(Self.carried(3)).name))
+            #expect(position.method == LocateMethod.trilateration.rawValue)
+            errors.append(Position(x: try #require(position.x), y: try #require(position.y)).distance(to: spot))
+        }
+        #expect(errors[1] < 1, "\(errors)")
+        #expect(errors[1] < errors[0] / 2, "\(errors)")
+    }
+
     @Test func sightingsOutOfOrderAcrossGatewaysAreCountedAndUnusableTimesSkipped() {
         var tracker = SiteTracker(map: PositionTests.map)
         let tag = Self.carried(1)

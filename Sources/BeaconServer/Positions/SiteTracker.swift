@@ -18,7 +18,8 @@ import Foundation
 ///   the fixed beacons it hears (the beacons are the anchors), and put in rooms by them.
 ///
 /// Per cycle (one second of the gateways' clock) each subject's readings are averaged per anchor
-/// and located by robust trilateration. Rooms are decided by BeaconLocate's ``RoomDecider``
+/// and located by robust trilateration (with the map's walls where the room decider runs: its
+/// own fix is the position). Rooms are decided by BeaconLocate's ``RoomDecider``
 /// without particles (``Configuration/beaconRooms``, ``Configuration/phoneRooms``: the signal
 /// model and trilateration, a belief per subject that the tracker keeps); carried beacons on a
 /// map with receivers that have only a room (one scanner per room) keep ``RoomPresence``, which
@@ -285,33 +286,42 @@ public struct SiteTracker: Sendable {
         var changes: [(subject: TrackedSubject, events: [RoomEvent])] = []
         for (subject, sums) in work {
             guard var state = subjects[subject] else { continue }
-            let fix: Fix?
             let readings: [Reading]
             switch subject {
             case .phone:
                 readings = sums.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count) - model.gain(of: subject.name)) }
                     .sorted { $0.beacon < $1.beacon }
-                fix = beaconLocator.locate(readings)
             case .beacon:
                 let shift = state.power - Self.referencePower
                 readings = sums.map { entry in
                     Reading(beacon: entry.key, rssi: entry.value.sum / Double(entry.value.count) - model.gain(of: anchorMap.beacons[entry.key].id) - shift)
                 }.sorted { $0.beacon < $1.beacon }
-                fix = receiverLocator.locate(readings)
             }
+            // Where the room decider decides, its trilateration (the map's walls modelled) is
+            // the position too; elsewhere trilateration without walls locates the readings.
+            var decided: [LocateMethod: Fix] = [:]
+            if state.presence == nil {
+                // The readings are already corrected, so the decider's receiver has no gain.
+                let decision = switch subject {
+                case .beacon: beaconRooms?.decide(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
+                case .phone: phoneRooms?.decide(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
+                }
+                if let decision {
+                    decided = decision.fixes
+                    if !decision.events.isEmpty { changes.append((subject, decision.events)) }
+                }
+            }
+            let fix = decided[.trilateration] ?? {
+                switch subject {
+                case .phone: beaconLocator.locate(readings)
+                case .beacon: receiverLocator.locate(readings)
+                }
+            }()
             if let fix {
                 fixCount += 1
                 state.fix = fix
                 state.fixTime = time
                 state.anchors = sums.count
-            }
-            if state.presence == nil {
-                // The readings are already corrected, so the decider's receiver has no gain.
-                let events = switch subject {
-                case .beacon: beaconRooms?.observe(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
-                case .phone: phoneRooms?.observe(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
-                }
-                if let events, !events.isEmpty { changes.append((subject, events)) }
             }
             subjects[subject] = state
         }

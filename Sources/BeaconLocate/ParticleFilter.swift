@@ -80,7 +80,7 @@ public struct ParticleFilter: Sendable, Hashable {
         xs.reserveCapacity(count); ys.reserveCapacity(count)
         for _ in 0..<count {
             let (gx, gy) = gaussianPair()
-            let point = anchors.clamped(centre.x + radius * gx, centre.y + radius * gy)
+            let point = onFloor(centre.x + radius * gx, centre.y + radius * gy)
             xs.append(point.x); ys.append(point.y)
             if configuration.body != nil { headings.append(Double.random(in: 0..<(2 * .pi), using: &generator)) }
         }
@@ -94,7 +94,7 @@ public struct ParticleFilter: Sendable, Hashable {
         for index in xs.indices {
             for _ in 0..<Self.stepAttempts {
                 let (gx, gy) = gaussianPair()
-                let target = anchors.clamped(xs[index] + sigma * gx, ys[index] + sigma * gy)
+                let target = onFloor(xs[index] + sigma * gx, ys[index] + sigma * gy)
                 if !walls.isEmpty {
                     let step = Segment(from: Position(x: xs[index], y: ys[index]), to: target)
                     if walls.contains(where: { $0.crosses(step) }) { continue }
@@ -106,6 +106,16 @@ public struct ParticleFilter: Sendable, Hashable {
     }
 
     static let stepAttempts = 4
+
+    /// Clamps a point a millimetre inside the floor: a particle clamped onto the very edge would
+    /// step along it through the end of a wall that stops at the edge, which the crossing test
+    /// (touching an end point does not count) lets through.
+    private func onFloor(_ x: Double, _ y: Double) -> Position {
+        let insetX = min(Self.edgeInset, anchors.width / 2), insetY = min(Self.edgeInset, anchors.height / 2)
+        return Position(x: min(anchors.width - insetX, max(insetX, x)), y: min(anchors.height - insetY, max(insetY, y)))
+    }
+
+    static let edgeInset = 0.001
 
     /// A person turns a little most of the time and now and then faces anywhere: headings drift
     /// by `headingDrift` rad per √s, and `headingRestart` of them per second are drawn anew, so a
@@ -147,7 +157,7 @@ public struct ParticleFilter: Sendable, Hashable {
         let order = logWeights.indices.sorted { logWeights[$0] < logWeights[$1] }
         for index in order.prefix(xs.count / 2) {
             let (gx, gy) = gaussianPair()
-            let point = anchors.clamped(hint.position.x + radius * gx, hint.position.y + radius * gy)
+            let point = onFloor(hint.position.x + radius * gx, hint.position.y + radius * gy)
             xs[index] = point.x; ys[index] = point.y
             if !headings.isEmpty { headings[index] = Double.random(in: 0..<(2 * .pi), using: &generator) }
             // Weighed by this scan alone, against the best particle's.

@@ -8,8 +8,8 @@ import Testing
 /// around the position hint; a filter that is tracking never does.
 @Suite struct ParticleRecoveryTests {
     /// Two rooms split by a wall with no door: a cloud in one can never walk into the other.
-    /// The wall runs past the floor's edges: particles are clamped onto the edge, and a step
-    /// along it through the wall's very end is not refused (docs/evaluation.md, eighth round).
+    /// The wall runs past the floor's edges (`aWallEndingOnTheFloorsEdgeHoldsTheCloud` has one
+    /// that ends on them).
     static let map = SiteMap(name: "sealed", width: 20, height: 10,
                              walls: [MapWall(from: Position(x: 10, y: -1), to: Position(x: 10, y: 11), attenuation: 6)],
                              beacons: [(1.0, 1.0), (1.0, 9.0), (9.0, 5.0), (11.0, 5.0), (19.0, 1.0), (19.0, 9.0)].enumerated().map {
@@ -50,6 +50,27 @@ import Testing
         // In the west room it tracked; a few scans after the move it is east and stays there.
         #expect(hinted.fixes[9].position.x < 10)
         for fix in hinted.fixes[14...] { #expect(fix.position.x > 10 && fix.position.distance(to: Position(x: 16, y: 5)) < 2, "\(fix)") }
+    }
+
+    /// The same two rooms with the wall drawn exactly from edge to edge, as office.json's
+    /// partitions are: particles pressed against the floor's edge must not slip past its ends.
+    @Test func aWallEndingOnTheFloorsEdgeHoldsTheCloud() {
+        var map = Self.map
+        map.walls = [MapWall(from: Position(x: 10, y: 0), to: Position(x: 10, y: 10), attenuation: 6)]
+        let anchors = AnchorSet(map: map, model: PathLossModel(exponent: 2), attenuatingWalls: true)
+        var filter = ParticleFilter(anchors: anchors, walls: map.walls)
+        let eastRoom = [Polygon([Position(x: 10, y: 0), Position(x: 20, y: 0), Position(x: 20, y: 10), Position(x: 10, y: 10)])]
+        for second in 0..<10 { _ = filter.update(Self.readings(at: Position(x: 3, y: 5)), at: Double(second)) }
+        // The first scan scatters the cloud without regard to walls; settled, none is east.
+        #expect(filter.mass(in: eastRoom)[0] == 0)
+        // Long enough for the pull of the east readings to press the cloud into the corners.
+        var last: Fix?
+        for second in 10..<60 {
+            last = filter.update(Self.readings(at: Position(x: 16, y: 5)), at: Double(second)) ?? last
+            let leaked = filter.mass(in: eastRoom)[0]
+            #expect(leaked == 0, "second \(second): \(leaked) of the weight east of the wall")
+        }
+        #expect(last.map { $0.position.x < 10 } == true, "\(String(describing: last))")
     }
 
     @Test func aTrackingFilterIsNeverRedrawn() {

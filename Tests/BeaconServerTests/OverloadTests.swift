@@ -64,10 +64,9 @@ struct OverloadTests {
         var configuration = ServerConfiguration()
         configuration.maxEventStreamsPerToken = 8
         configuration.maxEventStreams = 12
-        // The server sees a closed stream only when a write fails, and an idle stream writes a
-        // keep-alive every 60 poll rounds (15 s by default): on a loaded CI machine two of them
-        // took longer than the test's minute. Rounds of 25 ms write every 1.5 s.
-        configuration.eventPollInterval = .milliseconds(25)
+        // The server sees a closed stream only when a write fails: an idle stream's keep-alive
+        // every second (5 s by default) finds it within the test's minute even on a loaded machine.
+        configuration.eventKeepAlive = .seconds(1)
         try await TestBackend.sqlite.withStore { store in
             let flooder = try await store.issueToken(name: "flooder", role: .readOnly).token
             let other = try await store.issueToken(name: "kiosk", role: .readOnly).token

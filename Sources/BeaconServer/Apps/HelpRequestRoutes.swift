@@ -182,10 +182,11 @@ extension ProximaServer {
         let follow = try Self.booleanQuery(request, "follow", default: true)
         let store = self.store
         let pollInterval = configuration.eventPollInterval
+        let keepAliveInterval = configuration.eventKeepAlive
         let body = ResponseBody { writer in
             defer { withExtendedLifetime(lease) {} }
             var last = after
-            var idleRounds = 0
+            var keepAlive = StreamKeepAlive(interval: keepAliveInterval)
             // A following stream ends when the server shuts down (checked each poll), rather than
             // holding the shutdown until its client's departure shows on a keep-alive write.
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
@@ -197,12 +198,11 @@ extension ProximaServer {
                     }
                     try await writer.write(ByteBuffer(string: text))
                     last = changes[changes.count - 1].id
-                    idleRounds = 0
+                    keepAlive.wrote()
                     continue
                 }
                 guard follow else { break }
-                idleRounds += 1
-                if idleRounds % 60 == 0 { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+                if keepAlive.isDue() { try await writer.write(ByteBuffer(string: StreamKeepAlive.comment)) }
                 await Self.helpSignal.wait(timeout: pollInterval)
             }
             try await writer.finish(nil)

@@ -115,9 +115,10 @@ extension ProximaServer {
     /// after the stored events; with it, it waits for new ones, from this or any other instance.
     func serverSentEvents(after: Int, filter: EventFilter, follow: Bool, lease: EventStreamLease) -> Response {
         let feed = eventFeed(filter)
+        let keepAliveInterval = configuration.eventKeepAlive
         let body = ResponseBody { writer in
             defer { withExtendedLifetime(lease) {} }
-            var idleRounds = 0
+            var keepAlive = StreamKeepAlive(interval: keepAliveInterval)
             try await feed.run(after: after, follow: follow, deliver: { events in
                 var text = ""
                 for event in events {
@@ -125,11 +126,9 @@ extension ProximaServer {
                     text += "id: \(event.id)\nevent: \(event.kindName)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
                 }
                 try await writer.write(ByteBuffer(string: text))
-                idleRounds = 0
+                keepAlive.wrote()
             }, idle: {
-                idleRounds += 1
-                // A comment line now and then keeps proxies from closing an idle stream.
-                if idleRounds % 60 == 0 { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+                if keepAlive.isDue() { try await writer.write(ByteBuffer(string: StreamKeepAlive.comment)) }
             })
             try await writer.finish(nil)
         }

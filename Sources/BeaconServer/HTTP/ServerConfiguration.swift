@@ -20,6 +20,10 @@ public struct ServerConfiguration: Sendable {
     public var sightingTimeWindow = SightingTimeWindow.default
     /// How often stream readers look for events stored by other instances.
     public var eventPollInterval: Duration = .milliseconds(250)
+    /// An idle Server-Sent Events stream writes a comment line this often: proxies keep it
+    /// open, and a failed write is how a departed client's stream is found and its place among
+    /// the stream limits given back (within about two intervals).
+    public var eventKeepAlive: Duration = .seconds(5)
     /// A new connection must deliver its first complete request head (request line and
     /// headers) within this time, or it is answered 408 and closed.
     public var requestHeadTimeout: Duration = .seconds(10)

@@ -58,10 +58,16 @@ public struct SiteTracker: Sendable {
     /// shifted by the difference between the beacon's advertised power and it.
     static let referencePower = -59.0
 
+    /// How a subject's rooms are decided, with that rule's state for the subject.
+    enum Rooms: Sendable {
+        /// The strongest room receiver (maps with receivers that have only a room).
+        case presence(RoomPresence)
+        /// The site's room decider; the belief is the subject's own (nil before its first cycle).
+        case decider(RoomFilter.Track?)
+    }
+
     struct Subject: Sendable {
-        /// Nil when the site's room decider decides this subject's rooms (`roomTrack`).
-        var presence: RoomPresence?
-        var roomTrack: RoomFilter.Track?
+        var rooms: Rooms
         var lastHeard: Double
         var lastCycle: Int
         var power: Double
@@ -205,7 +211,8 @@ public struct SiteTracker: Sendable {
         if subjects[subject] == nil {
             if subjects.count >= configuration.maximumSubjects { changes += evictStalest() }
             let presence = if case .phone = subject { phoneRoomPresence } else { beaconRoomPresence }
-            subjects[subject] = Subject(presence: roomDecider(for: subject) != nil ? nil : presence, lastHeard: time, lastCycle: cycle - 1, power: power)
+            subjects[subject] = Subject(rooms: roomDecider(for: subject) != nil ? .decider(nil) : .presence(presence), lastHeard: time,
+                                        lastCycle: cycle - 1, power: power)
         }
         var state = subjects.removeValue(forKey: subject)!
         // Packets from another gateway's batch may be older than this subject's latest: room
@@ -217,9 +224,9 @@ public struct SiteTracker: Sendable {
             state.lastCycle = cycle
             heard.append((subject, cycle))
         }
-        let presence = state.presence != nil
+        let byPresence = if case .presence = state.rooms { true } else { false }
         subjects[subject] = state
-        if presence {
+        if byPresence {
             pendingPresence[subject, default: [:]][presenceReceiver, default: (0, 0)].sum += corrected
             pendingPresence[subject]![presenceReceiver]!.count += 1
         }
@@ -264,13 +271,14 @@ public struct SiteTracker: Sendable {
         pendingPresence = [:]
         var changes: [SubjectRoomChange] = []
         for (subject, sums) in work.sorted(by: { $0.key < $1.key }) {
-            guard var state = subjects[subject], state.presence != nil else { continue }
+            guard var state = subjects[subject], case .presence(var presence) = state.rooms else { continue }
             let levels = sums.map { (receiver: $0.key, level: $0.value.sum / Double($0.value.count)) }
                 .sorted { ($0.level, $1.receiver) > ($1.level, $0.receiver) }
             for entry in levels {
-                changes += state.presence!.observe(subject: "", receiver: entry.receiver, rssi: entry.level, at: time)
+                changes += presence.observe(subject: "", receiver: entry.receiver, rssi: entry.level, at: time)
                     .map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
             }
+            state.rooms = .presence(presence)
             subjects[subject] = state
         }
         return changes
@@ -300,12 +308,13 @@ public struct SiteTracker: Sendable {
             // Where the room decider decides, its trilateration (the map's walls modelled) is
             // the position too; elsewhere trilateration without walls locates the readings.
             var decided: [LocateMethod: Fix] = [:]
-            if state.presence == nil {
+            if case .decider(var track) = state.rooms {
                 // The readings are already corrected, so the decider's receiver has no gain.
                 let decision = switch subject {
-                case .beacon: beaconRooms?.decide(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
-                case .phone: phoneRooms?.decide(&state.roomTrack, subject: "", readings: readings, receiver: "", time: time)
+                case .beacon: beaconRooms?.decide(&track, subject: "", readings: readings, receiver: "", time: time)
+                case .phone: phoneRooms?.decide(&track, subject: "", readings: readings, receiver: "", time: time)
                 }
+                state.rooms = .decider(track)
                 if let decision {
                     decided = decision.fixes
                     if !decision.events.isEmpty { changes.append((subject, decision.events)) }
@@ -372,10 +381,14 @@ public struct SiteTracker: Sendable {
                 fading.remove(subject)
                 continue
             }
-            let events = if state.presence != nil {
-                state.presence!.advance(to: end)
-            } else {
-                roomDecider(for: subject)?.advance(&state.roomTrack, subject: "", to: end) ?? []
+            let events: [RoomEvent]
+            switch state.rooms {
+            case .presence(var presence):
+                events = presence.advance(to: end)
+                state.rooms = .presence(presence)
+            case .decider(var track):
+                events = roomDecider(for: subject)?.advance(&track, subject: "", to: end) ?? []
+                state.rooms = .decider(track)
             }
             changes += events.map { SubjectRoomChange(subject: subject, room: $0.room, kind: $0.kind, time: $0.time) }
             if room(of: subject, state) == nil && end - state.lastHeard > configuration.presence.absence.upperBound {
@@ -420,8 +433,10 @@ public struct SiteTracker: Sendable {
 
     /// The subject's room: its room decider's, or its room presence's.
     private func room(of subject: TrackedSubject, _ state: Subject) -> String? {
-        if let presence = state.presence { return presence.room(of: "") }
-        return roomDecider(for: subject)?.room(of: state.roomTrack)
+        switch state.rooms {
+        case .presence(let presence): presence.room(of: "")
+        case .decider(let track): roomDecider(for: subject)?.room(of: track)
+        }
     }
 
     private func describe(_ subject: TrackedSubject, _ state: Subject) -> SubjectPosition {

@@ -18,8 +18,8 @@ public struct LocationReport: Sendable, Hashable, Codable {
         }
     }
 
-    /// The room decider used by default in both directions: a `RoomFilter` fed by the
-    /// particle filter's, fingerprint's and trilateration's fixes.
+    /// The row of the default room decider in both directions (BeaconLocate's `RoomDecider`
+    /// with `.phones` or `.tags`).
     public static let defaultRoomDecider = "room filter (default)"
     /// The row of the room decider the server runs (BeaconLocate's `RoomDecider.Configuration.tagsWithoutParticles` and `.phonesWithoutParticles`).
     public static let withoutParticlesRoomDecider = "room filter without particles (the server's)"

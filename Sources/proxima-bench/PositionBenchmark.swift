@@ -98,15 +98,13 @@ enum PositionBenchmark {
         var scannerMap = map
         scannerMap.receivers.append(MappedReceiver(name: "room scanner", room: map.rooms[0].name))
         let clock = ContinuousClock()
-        var began = clock.now
-        var elapsed = 0.0
         for (label, trackedMap) in [("room decider", map), ("room presence", scannerMap)] {
             var tracker = SiteTracker(map: trackedMap)
-            began = clock.now
+            let began = clock.now
             var changes = 0
             for batch in work { changes += tracker.receive(batch.sightings, gateway: "gw-\(batch.gateway)").count }
             changes += tracker.advance(to: start + Double(seconds) + 1).count
-            elapsed = began.duration(to: clock.now).seconds
+            let elapsed = began.duration(to: clock.now).seconds
             print(String(format: "tracker alone, %@: %.0f batches/s, %.0f fixes/s, %.0f sightings/s (%d fixes, %d room changes, %d subjects, calibration n = %.2f)",
                          label, Double(work.count) / elapsed, Double(tracker.fixCount) / elapsed, Double(sightings) / elapsed, tracker.fixCount, changes,
                          tracker.subjectCount, tracker.calibration?.exponent ?? .nan))
@@ -124,13 +122,13 @@ enum PositionBenchmark {
             for index in 0..<gatewayCount {
                 gatewayIDs.append(try await bench.store.registerGateway(name: "gw-\(index)", siteID: site.id).0.id)
             }
-            began = clock.now
+            let began = clock.now
             var roomEvents = 0
             for (sequence, batch) in work.enumerated() {
                 let result = try await bench.server.accept(SightingBatch(sequence: sequence, sightings: batch.sightings), gatewayID: gatewayIDs[batch.gateway])
                 roomEvents += result.events.filter { $0.room != nil }.count
             }
-            elapsed = began.duration(to: clock.now).seconds
+            let elapsed = began.duration(to: clock.now).seconds
             let fixes = bench.server.ingestion.positions.tracker(siteID: site.id)?.fixCount ?? 0
             print(String(format: "server (SQLite), %@: %.1f batches/s, %.0f sightings/s, %.0f fixes/s (%d fixes, %d room events stored); real time needs %d batches/s",
                          withMap ? "with the map" : "no map (ingestion only)", Double(work.count) / elapsed, Double(sightings) / elapsed,

@@ -55,7 +55,14 @@ import Testing
         let scenario = BTVirt.packageRoot.appendingPathComponent("examples/retail.json").path
         let gateway = try ProximaProcess(["gateway", "--server", base.absoluteString, "--token", token,
                                           "--simulate", scenario, "--speed", "1", "--batch", "5000", "--interval", "600"])
-        try await Task.sleep(for: .seconds(3))
+        // SIGTERM only once the gateway handles it (a debug binary on a loaded CI host once took
+        // longer than a fixed 3 s to start, and died of the default action with nothing said),
+        // then a couple of seconds of sightings to hold.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(180))
+        while !Self.handlesTerminate(gateway.process.processIdentifier), gateway.process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .seconds(2))
         gateway.process.terminate()
         let status = try await gateway.waitForExit(timeout: .seconds(60))
         #expect(status == 0 && gateway.process.terminationReason == .exit, "\(gateway.outputText)")
@@ -68,5 +75,17 @@ import Testing
         let metrics = String(buffer: try await HTTPClient.shared.execute(request, timeout: .seconds(30)).body.collect(upTo: 1 << 20))
         let ingested = metrics.firstMatch(of: /proxima_sightings_ingested_total (\d+)/).flatMap { Int($0.1) }
         #expect(ingested == posted, "the server took \(ingested.map(String.init) ?? "none") of \(posted ?? 0) posted")
+    }
+
+    /// Whether the process has set SIGTERM's default action aside (`proxima` ignores it, and
+    /// the dispatch source it reads it from catches it): its `SigIgn` and `SigCgt` masks in /proc.
+    static func handlesTerminate(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+        let bit = UInt64(1) << UInt64(SIGTERM - 1)
+        return ["SigIgn:", "SigCgt:"].contains { name in
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
+                  let mask = UInt64(line.dropFirst(name.count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+            return mask & bit != 0
+        }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeaconFleet
 import BeaconGateway
 import BeaconKit
 @testable import BeaconServer
@@ -82,6 +83,9 @@ struct DashboardBrowserTests {
         var entersSeenAfter = 0.0
         var fleetOpenedAfter = 0.0
         var missingAfter = 0.0
+        /// The gateways' clock when the server first reported b4 missing, and b4's threshold.
+        var missingGatewayTime = 0.0
+        var missingThreshold: Double?
     }
 
     @Test func dashboardMustShows() async throws {
@@ -113,7 +117,7 @@ struct DashboardBrowserTests {
             print("dashboard screenshots in \(shots)")
             print("dashboard first load: \(figures.firstLoadBytes) bytes transferred in \(figures.requests) requests (static files \(figures.staticBytes) bytes)")
             print("dashboard events page opened \(String(format: "%.1f", figures.eventsOpenedAfter)) s after the gateway started, the walker's 3 enters stored by \(String(format: "%.1f", figures.entersSeenAfter)) s")
-            print("dashboard fleet page opened \(String(format: "%.1f", figures.fleetOpenedAfter)) s after the gateway started, b4 missing at \(String(format: "%.1f", figures.missingAfter)) s (death at \(Self.deathTime / Self.speed) s)")
+            print("dashboard fleet page opened \(String(format: "%.1f", figures.fleetOpenedAfter)) s after the gateway started, b4 missing at \(String(format: "%.1f", figures.missingAfter)) s (death at \(Self.deathTime / Self.speed) s; on the server at gateway time \(String(format: "%.1f", figures.missingGatewayTime)) s, death \(Self.deathTime) s, silence threshold \(figures.missingThreshold.map { String(format: "%.1f", $0) } ?? "unknown") s)")
             print("dashboard event latency (stored → shown), s: \(figures.latencies.map { String(format: "%.3f", $0) }.joined(separator: ", "))")
         } catch {
             Issue.record(error)
@@ -178,6 +182,44 @@ struct DashboardBrowserTests {
     static func show(_ browser: BrowserSession, page: String) async throws {
         try await browser.run("location.hash = '#/' + arguments[0]", [.string(page)])
         try await browser.waitFor("page \(page)", "return document.querySelector('.page-body[data-page=\"' + arguments[0] + '\"]') !== null".replacingOccurrences(of: "arguments[0]", with: "'\(page)'"))
+    }
+
+    /// Waits for b4 to turn missing on the server and then on the page. The deadline is in the
+    /// gateways' clock (the death plus b4's own silence threshold, plus a minute of slack),
+    /// not in real seconds: on a loaded CI host the debug gateway simulates well below its
+    /// 30 times real speed (b4 once turned missing 57 real seconds after a death due at 80 s,
+    /// against 2 s on an idle host), and a real-time window then measured the host's load.
+    /// Ten real minutes without it fail the wait whatever the clock says (the server extrapolates
+    /// the gateways' clock in real seconds between batches, so a stalled gateway still ticks).
+    static func waitForMissing(browser: BrowserSession, row: String, admin: APIClient, siteID: Int, figures: inout Figures) async throws {
+        let isShownMissing = "return document.querySelector(\"\(row)\")?.dataset.state === 'missing'"
+        var gatewayTime = -Double.infinity
+        let giveUp = ContinuousClock.now + .seconds(600)
+        var serverState = "unknown"
+        var threshold: Double?
+        while true {
+            let fleet = try await admin.get("/v1/fleet?site=\(siteID)", as: FleetSummary.self)
+            let health = fleet.beacons.first { $0.minor == 1004 }
+            let missing = health?.findings.contains { $0.check == .missing && $0.level == .alert } ?? false
+            serverState = missing ? "missing" : health?.state.rawValue ?? "absent"
+            threshold = health?.missingAfter ?? threshold
+            if let time = fleet.time { gatewayTime = max(gatewayTime, time) }
+            if missing {
+                figures.missingGatewayTime = gatewayTime
+                break
+            }
+            let due = deathTime + (threshold ?? 120) + 60
+            if gatewayTime > due {
+                throw BrowserSession.Failure(description: "b4 not missing on the server at gateway time \(gatewayTime) s (death \(deathTime) s, silence threshold \(threshold.map { "\($0) s" } ?? "unknown")): state \(serverState)")
+            }
+            if ContinuousClock.now > giveUp {
+                throw BrowserSession.Failure(description: "b4 not missing after ten minutes; the gateways' clock reached \(gatewayTime) s of the \(due) s by which it was due: state \(serverState)")
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        try await browser.waitFor("the page to show b4 missing after the server did", timeout: .seconds(20), isShownMissing)
+        figures.missingAfter = Self.seconds(since: figures.gatewayStarted)
+        figures.missingThreshold = threshold
     }
 
     static func mustShows(browser: BrowserSession, base: URL, admin: APIClient, seeded: Seeded, databasePath: String,
@@ -253,8 +295,7 @@ struct DashboardBrowserTests {
         let before = try await browser.waitFor("b4 in the fleet table", "return document.querySelector(\"\(b4)\")?.dataset.state")
         figures.fleetOpenedAfter = Self.seconds(since: figures.gatewayStarted)
         #expect(before.string != "missing", "b4 was missing before its battery died: the page opened too late (\(figures.fleetOpenedAfter) s after the gateway started, the death is at \(Self.deathTime / Self.speed) s)")
-        try await browser.waitFor("b4 to turn missing", timeout: .seconds(90), "return document.querySelector(\"\(b4)\")?.dataset.state === 'missing'")
-        figures.missingAfter = Self.seconds(since: figures.gatewayStarted)
+        try await waitForMissing(browser: browser, row: b4, admin: admin, siteID: seeded.siteID, figures: &figures)
         #expect(try await browser.run("return window.proximaNoReload === true && performance.getEntriesByType('navigation').length === 1").bool == true)
         // Operators acknowledge from the page.
         try await browser.waitFor("an acknowledge button", timeout: .seconds(10), "return document.querySelector('button.ack') !== null")

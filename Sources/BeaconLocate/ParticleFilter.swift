@@ -18,7 +18,9 @@ public struct ParticleFilter: Sendable, Hashable {
         /// the person's heading, and beacons behind it are expected weaker (``BodyShadow``).
         public var body: BodyShadow?
 
-        public init(particles: Int = 1000, walkingSpeed: Double = 1.2, lossScale: Double = 5, seed: UInt64 = 1, body: BodyShadow? = nil) {
+        public static let defaultParticles = 1000
+
+        public init(particles: Int = Self.defaultParticles, walkingSpeed: Double = 1.2, lossScale: Double = 5, seed: UInt64 = 1, body: BodyShadow? = nil) {
             self.particles = max(1, particles)
             self.walkingSpeed = walkingSpeed
             self.lossScale = lossScale
@@ -54,7 +56,12 @@ public struct ParticleFilter: Sendable, Hashable {
     ///
     /// A `positionHint` is another estimator's fix for the same scan (fingerprints): particles
     /// are also weighed by their distance from it, relative to its uncertainty.
-    public mutating func update(_ readings: [Reading], at time: Double, positionHint: Fix? = nil) -> Fix? {
+    ///
+    /// A `recoveryHint` (used when there is no position hint) only serves to find a lost cloud
+    /// (``recoverIfLost``): a fix too rough to weigh particles by (robust trilateration, where
+    /// no survey gives fingerprints) still says where to look once the cloud explains the
+    /// scans far worse than that spot does.
+    public mutating func update(_ readings: [Reading], at time: Double, positionHint: Fix? = nil, recoveryHint: Fix? = nil) -> Fix? {
         guard !readings.isEmpty else { return nil }
         if xs.isEmpty || lastTime == nil {
             guard let start = positionHint ?? WeightedCentroid(anchors: anchors).locate(readings) else { return nil }
@@ -68,7 +75,7 @@ public struct ParticleFilter: Sendable, Hashable {
         }
         lastTime = time
         let bestScan = weigh(readings, hint: positionHint)
-        if let positionHint { recoverIfLost(readings, hint: positionHint, bestScan: bestScan) }
+        if let hint = positionHint ?? recoveryHint { recoverIfLost(readings, hint: hint, bestScan: bestScan) }
         let fix = estimate()
         resampleIfDegenerate()
         return fix

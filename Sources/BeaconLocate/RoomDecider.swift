@@ -42,11 +42,17 @@ public struct RoomDecider: Sendable {
         /// Most cells of the signal model's grid per room (1 m cells, coarser in larger rooms):
         /// a cycle costs rooms × cells × readings.
         public var signalCells: Int
+        /// Particles of each subject's particle filter (about 24 bytes each).
+        public var particles: Int
+        /// Whether the fingerprint fix weighs the particle filter's particles every cycle, or
+        /// only tells a lost cloud where to look (``ScanLocator/fingerprintsWeighParticles``).
+        public var fingerprintsWeighParticles: Bool
 
         public init(signal: Bool = true, particleMass: Bool = true, massOutlierShare: Double = 0.05, temperature: Double = 1,
                     weakerLossScale: Double? = nil, body: BodyShadow? = nil, methods: [LocateMethod] = [.particle, .fingerprint, .trilateration],
                     spread: Double = 0.5, uncertaintySpread: Double? = nil,
-                    filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93), signalCells: Int = 400) {
+                    filter: RoomFilter.Configuration = RoomFilter.Configuration(switchRate: 0.5, threshold: 0.93), signalCells: Int = 400,
+                    particles: Int = ParticleFilter.Configuration.defaultParticles, fingerprintsWeighParticles: Bool = true) {
             self.signal = signal
             self.particleMass = particleMass
             self.massOutlierShare = min(max(massOutlierShare, 0), 1)
@@ -58,12 +64,29 @@ public struct RoomDecider: Sendable {
             self.uncertaintySpread = uncertaintySpread.map { max(0, $0) }
             self.filter = filter
             self.signalCells = max(1, signalCells)
+            self.particles = max(1, particles)
+            self.fingerprintsWeighParticles = fingerprintsWeighParticles
+        }
+
+        /// This configuration with `particles` per subject and at most `signalCells` cells a
+        /// room: what a server that keeps many subjects can afford of it.
+        public func scaled(particles: Int, signalCells: Int) -> Configuration {
+            var scaled = self
+            scaled.particles = max(1, particles)
+            scaled.signalCells = max(1, signalCells)
+            return scaled
         }
 
         /// Phones locating themselves: signal model (one-sided, 10 dB below: the user's body
         /// only weakens a beacon) and particle mass, no point fix; doors pass 1 per second, a
-        /// room is announced at belief 0.9.
-        public static let phones = Configuration(weakerLossScale: 10, methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
+        /// room is announced at belief 0.9. The fingerprints only tell a lost cloud where to look
+        /// (issue 10, thirteenth round): they carry the user's body, and a cloud weighed by them
+        /// every cycle followed it across walls.
+        public static let phones = Configuration(weakerLossScale: 10, methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9),
+                                                 fingerprintsWeighParticles: false)
+        /// The phones' default before the thirteenth round: the fingerprint fix weighs the
+        /// particles every cycle. Kept for comparison.
+        public static let phonesFingerprintWeighted = Configuration(weakerLossScale: 10, methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// The phones' default before the one-sided loss (symmetric 5 dB), kept for comparison.
         public static let phonesSymmetric = Configuration(methods: [], filter: RoomFilter.Configuration(switchRate: 1, threshold: 0.9))
         /// The phones' default with the user's body (``BodyShadow``) in the signal model and the
@@ -95,6 +118,16 @@ public struct RoomDecider: Sendable {
         /// 0.2 per second, belief 0.93, at most 100 signal cells a room (docs/evaluation.md, tenth round).
         public static let phonesWithoutParticles = Configuration(particleMass: false, weakerLossScale: 10, methods: [.trilateration], uncertaintySpread: 0.5,
                                                                  filter: RoomFilter.Configuration(switchRate: 0.2, threshold: 0.93), signalCells: 100)
+        /// Particles a subject's filter has in ``serverTags(particles:)`` and ``serverPhones(particles:)``
+        /// unless the server is told otherwise.
+        public static let serverParticles = 300
+        /// A server's carried beacons with a particle filter per subject: ``tags`` with
+        /// `particles` particles and at most 100 signal cells a room (a server has no survey,
+        /// so no fingerprints either).
+        public static func serverTags(particles: Int = serverParticles) -> Configuration { tags.scaled(particles: particles, signalCells: 100) }
+        /// A server's phones with a particle filter per subject: ``phones`` with `particles`
+        /// particles and at most 100 signal cells a room.
+        public static func serverPhones(particles: Int = serverParticles) -> Configuration { phones.scaled(particles: particles, signalCells: 100) }
         /// The tags' default before the eighth round (signal model at temperature 1), for comparison.
         public static let tagsTemperatureOne = Configuration()
     }
@@ -115,7 +148,8 @@ public struct RoomDecider: Sendable {
         fixLikelihood = RoomLikelihood(rooms: map.rooms, spread: configuration.spread)
         let needed = configuration.methods + (configuration.particleMass && !configuration.methods.contains(.particle) ? [.particle] : [])
         for method in needed where method != .fingerprint || !survey.isEmpty {
-            locators[method] = ScanLocator(method: method, map: map, model: model, survey: survey, attenuatingWalls: true, body: configuration.body)
+            locators[method] = ScanLocator(method: method, map: map, model: model, survey: survey, attenuatingWalls: true, body: configuration.body,
+                                           particles: configuration.particles, fingerprintsWeighParticles: configuration.fingerprintsWeighParticles)
         }
         let anchors = locators.values.first?.anchors ?? AnchorSet(map: map, model: model, attenuatingWalls: true)
         signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, weakerLossScale: configuration.weakerLossScale,
@@ -154,6 +188,20 @@ public struct RoomDecider: Sendable {
         return Decision(events: filter.observe(&track, subject: subject, likelihoods: likelihoods, time: time), fixes: fixes)
     }
 
+    /// The same with the subject's particle filter also kept by the caller (nil before its
+    /// first cycle), so that a caller that forgets a subject frees its particles too: the
+    /// decider's own filters would stay until ``ScanLocator/maximumTrackedReceivers``.
+    public mutating func decide(_ track: inout RoomFilter.Track?, particles: inout ParticleFilter?, subject: String, readings: [Reading],
+                                receiver: String, time: Double) -> Decision {
+        guard let (likelihoods, fixes) = evidence(subject: subject, readings: readings, receiver: receiver, time: time, keptParticles: &particles) else {
+            return Decision(events: [], fixes: [:])
+        }
+        return Decision(events: filter.observe(&track, subject: subject, likelihoods: likelihoods, time: time), fixes: fixes)
+    }
+
+    /// Whether this decider runs a particle filter per subject (its mass or its fix is evidence).
+    public var usesParticles: Bool { locators[.particle] != nil }
+
     /// A caller-kept track without a cycle for the filter's `absence` leaves its room.
     public func advance(_ track: inout RoomFilter.Track?, subject: String, to time: Double) -> [RoomEvent] {
         filter.advance(&track, subject: subject, to: time)
@@ -165,9 +213,20 @@ public struct RoomDecider: Sendable {
     /// One cycle's evidence per room from this decider's own locators, and their fixes; nil
     /// without any evidence.
     private mutating func evidence(subject: String, readings: [Reading], receiver: String, time: Double) -> ([Double], [LocateMethod: Fix])? {
+        var unused: ParticleFilter?
+        return evidence(subject: subject, readings: readings, receiver: receiver, time: time, keptParticles: &unused, keptByCaller: false)
+    }
+
+    /// `keptByCaller`: the particle filter is `keptParticles`, not the particle locator's own.
+    private mutating func evidence(subject: String, readings: [Reading], receiver: String, time: Double,
+                                   keptParticles: inout ParticleFilter?, keptByCaller: Bool = true) -> ([Double], [LocateMethod: Fix])? {
         guard !map.rooms.isEmpty, !readings.isEmpty else { return nil }
         var fixes: [LocateMethod: Fix] = [:]
         for method in locators.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            if method == .particle && keptByCaller {
+                fixes[method] = locators[method]?.locate(readings, receiver: subject, at: time, filter: &keptParticles)
+                continue
+            }
             guard var locator = locators[method] else { continue }
             locators[method] = nil
             fixes[method] = locator.locate(readings, receiver: subject, at: time)
@@ -175,7 +234,10 @@ public struct RoomDecider: Sendable {
         }
         let gain = locators.values.first?.anchors.model.gain(of: receiver) ?? 0
         let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
-        let mass = configuration.particleMass ? locators[.particle]?.particleMass(of: subject, rooms: map.rooms) : nil
+        var mass: [Double]?
+        if configuration.particleMass {
+            mass = keptByCaller ? keptParticles?.mass(in: map.rooms.map(\.outline)) : locators[.particle]?.particleMass(of: subject, rooms: map.rooms)
+        }
         return likelihoods(fixes: fixes, particleMass: mass, correctedReadings: corrected).map { ($0, fixes) }
     }
 

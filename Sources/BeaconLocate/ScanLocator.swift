@@ -12,14 +12,23 @@ public struct ScanLocator: Sendable {
     private var filters: [String: ParticleFilter] = [:]
     /// The particle filters' model of the user's body (``ParticleFilter/Configuration/body``).
     public let body: BodyShadow?
+    /// Particles per tracked receiver.
+    public let particles: Int
+    /// Whether the fingerprint fix (with a survey) weighs the particles every scan, or only
+    /// tells a lost cloud where to look (``ParticleFilter/update(_:at:positionHint:recoveryHint:)``).
+    /// A phone's fingerprints carry its user's body: weighed by them, its cloud follows the
+    /// body across walls (docs/evaluation.md, issue 10's thirteenth round).
+    public let fingerprintsWeighParticles: Bool
     public static let maximumTrackedReceivers = 100_000
 
     /// `survey` is needed for `.fingerprint` (the method gives no fixes without it).
     /// `attenuatingWalls`: see ``AnchorSet/init(map:model:attenuatingWalls:)``.
     public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], attenuatingWalls: Bool = false,
-                body: BodyShadow? = nil) {
+                body: BodyShadow? = nil, particles: Int = ParticleFilter.Configuration.defaultParticles, fingerprintsWeighParticles: Bool = true) {
         self.method = method
         self.body = body
+        self.particles = max(1, particles)
+        self.fingerprintsWeighParticles = fingerprintsWeighParticles
         self.map = map
         anchors = AnchorSet(map: map, model: model, attenuatingWalls: attenuatingWalls)
         centroid = WeightedCentroid(anchors: anchors)
@@ -45,13 +54,37 @@ public struct ScanLocator: Sendable {
         case .particle:
             if filters[receiver] == nil {
                 guard filters.count < Self.maximumTrackedReceivers else { return nil }
-                filters[receiver] = ParticleFilter(anchors: anchors, walls: map.walls,
-                                                   configuration: .init(seed: Self.seed(for: receiver), body: body))
+                filters[receiver] = makeFilter(for: receiver)
             }
-            // With a survey, the fingerprint fix is a second measurement of the same walk.
-            let hint = fingerprints?.locate(readings)
-            return filters[receiver]!.update(corrected, at: time, positionHint: hint)
+            return filters[receiver]!.update(corrected, at: time, positionHint: hint(for: readings), recoveryHint: recoveryHint(raw: readings, corrected: corrected))
         }
+    }
+
+    /// The particle filter's fix for a receiver whose filter the caller keeps (nil before its
+    /// first scan): a caller with many receivers drops a filter with its receiver, where the
+    /// locator's own would stay until ``maximumTrackedReceivers``. Nil for other methods.
+    public func locate(_ readings: [Reading], receiver: String, at time: Double, filter: inout ParticleFilter?) -> Fix? {
+        guard method == .particle else { return nil }
+        let gain = anchors.model.gain(of: receiver)
+        let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
+        if filter == nil { filter = makeFilter(for: receiver) }
+        return filter!.update(corrected, at: time, positionHint: hint(for: readings), recoveryHint: recoveryHint(raw: readings, corrected: corrected))
+    }
+
+    private func makeFilter(for receiver: String) -> ParticleFilter {
+        ParticleFilter(anchors: anchors, walls: map.walls, configuration: .init(particles: particles, seed: Self.seed(for: receiver), body: body))
+    }
+
+    /// With a survey, the fingerprint fix is a second measurement of the same walk.
+    private func hint(for readings: [Reading]) -> Fix? {
+        fingerprintsWeighParticles ? fingerprints?.locate(readings) : nil
+    }
+
+    /// Where a lost cloud looks again when the fingerprints do not weigh the particles: the
+    /// fingerprint fix, or without a survey robust trilateration's.
+    private func recoveryHint(raw readings: [Reading], corrected: [Reading]) -> Fix? {
+        guard !fingerprintsWeighParticles || fingerprints == nil else { return nil }
+        return fingerprints?.locate(readings) ?? trilateration.locate(corrected)
     }
 
     /// The particle filter's weight per room for `receiver` (``ParticleFilter/mass(in:)``,

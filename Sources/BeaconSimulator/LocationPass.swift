@@ -37,7 +37,14 @@ struct LocationPass {
     private var phoneSignal: SignalRoomLikelihood?
     /// The phones' particle filter with the user's body modelled, when a variant asks for it.
     private var phoneBodyParticles: ScanLocator?
+    /// The phones' particle filter with the fingerprints only for recovery, when a variant asks for it.
+    private var phoneRecoveryOnlyParticles: ScanLocator?
     private var tagSignals: [SignalRoomLikelihood?] = []
+    /// Whole room deciders (``RoomDecider``, without a survey, as the server runs them), one
+    /// per row of ``RoomDeciderRow/evaluated(_:)``: for phones one each, for tags one per tag and row.
+    private let deciderRows: [Direction: [RoomDeciderRow]]
+    private var phoneDeciders: [RoomDecider] = []
+    private var tagDeciders: [[RoomDecider]] = []
     private var phonePending: [String: [Int: (sum: Double, count: Int)]] = [:]
     private var tagPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
     private var tagRoomPending: [Int: [Int: (sum: Double, count: Int)]] = [:]
@@ -82,6 +89,7 @@ struct LocationPass {
         cycleEnd = cycle
         tagRoomCycleEnd = tagRoomCycle
         let variants = Dictionary(uniqueKeysWithValues: Direction.allCases.map { ($0, RoomFilterVariant.evaluated($0)) })
+        deciderRows = Dictionary(uniqueKeysWithValues: Direction.allCases.map { ($0, RoomDeciderRow.evaluated($0)) })
         roomFilterVariants = variants
         roomLikelihoods = Dictionary(variants.values.joined().map { ($0.spread, RoomLikelihood(rooms: map.rooms, spread: $0.spread)) },
                                      uniquingKeysWith: { first, _ in first })
@@ -156,7 +164,18 @@ struct LocationPass {
         if let body = roomFilterVariants[.phones, default: []].lazy.compactMap(\.body).first {
             phoneBodyParticles = ScanLocator(method: .particle, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls, body: body)
         }
+        if roomFilterVariants[.phones, default: []].contains(where: { !$0.fingerprintsWeighParticles }) {
+            phoneRecoveryOnlyParticles = ScanLocator(method: .particle, map: map, model: model, survey: phoneSurvey, attenuatingWalls: attenuatingWalls,
+                                                     fingerprintsWeighParticles: false)
+        }
         tagLocators = makeTagLocators(LocateMethod.allCases)
+        if !map.rooms.isEmpty {
+            phoneDeciders = deciderRows[.phones, default: []].map { RoomDecider(map: map, model: model, configuration: $0.configuration) }
+            tagDeciders = tags.map { tag in
+                let (reverse, reverseModel) = tagAnchorMap(for: tag)
+                return deciderRows[.tags, default: []].map { RoomDecider(map: reverse, model: reverseModel, configuration: $0.configuration) }
+            }
+        }
         // The room filters' fixes, and the particle filter: its mass, and the signal model's anchors.
         let roomMethods = Set(roomFilterVariants[.tags, default: []].flatMap(\.methods) + [.particle])
         tagRoomLocators = makeTagLocators(LocateMethod.allCases.filter(roomMethods.contains))
@@ -166,18 +185,22 @@ struct LocationPass {
         tagSignals = tagRoomLocators.map { locators in locators[.particle].map { SignalRoomLikelihood(rooms: map.rooms, anchors: $0.anchors) } }
     }
 
-    private func makeTagLocators(_ methods: [LocateMethod]) -> [[LocateMethod: ScanLocator]] {
+    /// The map with the gateways as the anchors of `tag`: each is heard at the tag's advertised
+    /// power plus the gateway's calibrated gain.
+    private func tagAnchorMap(for tag: SimulatedBeacon) -> (SiteMap, PathLossModel) {
         let gateways = gatewayIndex.sorted { $0.value < $1.value }.map(\.key)
-        return tags.map { tag in
-            // The gateways become the anchors; each is heard at the tag's advertised power plus
-            // the gateway's calibrated gain.
-            let anchors = gateways.map { name -> MappedBeacon in
-                let position = map.receivers.first { $0.name == name }?.position ?? Position(x: 0, y: 0)
-                return MappedBeacon(id: name, position: position, measuredPower: Double(tag.measuredPower.dBm) + model.gain(of: name))
-            }
-            let reverse = SiteMap(name: map.name, width: map.width, height: map.height, walls: map.walls, rooms: map.rooms,
-                                  doors: map.doors, beacons: anchors)
-            let reverseModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
+        let anchors = gateways.map { name -> MappedBeacon in
+            let position = map.receivers.first { $0.name == name }?.position ?? Position(x: 0, y: 0)
+            return MappedBeacon(id: name, position: position, measuredPower: Double(tag.measuredPower.dBm) + model.gain(of: name))
+        }
+        let reverse = SiteMap(name: map.name, width: map.width, height: map.height, walls: map.walls, rooms: map.rooms,
+                              doors: map.doors, beacons: anchors)
+        return (reverse, PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset))
+    }
+
+    private func makeTagLocators(_ methods: [LocateMethod]) -> [[LocateMethod: ScanLocator]] {
+        tags.map { tag in
+            let (reverse, reverseModel) = tagAnchorMap(for: tag)
             var locators: [LocateMethod: ScanLocator] = [:]
             for method in methods where method != .fingerprint || !tagSurvey.isEmpty {
                 locators[method] = ScanLocator(method: method, map: reverse, model: reverseModel, survey: tagSurvey, attenuatingWalls: attenuatingWalls)
@@ -210,10 +233,15 @@ struct LocationPass {
             }
             let gain = model.gain(of: walker.name)
             _ = phoneBodyParticles?.locate(readings, receiver: walker.name, at: end)
+            _ = phoneRecoveryOnlyParticles?.locate(readings, receiver: walker.name, at: end)
             filterRooms(fixes, evidence: RoomCycleEvidence(
                             signal: phoneSignal, readings: readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) },
-                            particles: phoneLocators[.particle], bodyParticles: phoneBodyParticles, subject: walker.name, rooms: map.rooms),
+                            particles: phoneLocators[.particle], bodyParticles: phoneBodyParticles, recoveryOnlyParticles: phoneRecoveryOnlyParticles,
+                            subject: walker.name, rooms: map.rooms),
                         subject: walker.name, direction: .phones, at: end)
+            for (row, label) in deciderRows[.phones, default: []].map(\.label).enumerated() where phoneDeciders.indices.contains(row) {
+                apply(phoneDeciders[row].observe(subject: walker.name, readings: readings, receiver: walker.name, time: end), direction: .phones, decider: label)
+            }
         }
         for (index, tag) in tags.enumerated() {
             guard let pending = tagPending[index] else { continue }
@@ -258,6 +286,9 @@ struct LocationPass {
                             signal: tagSignals.indices.contains(index) ? tagSignals[index] : nil, readings: readings,
                             particles: tagRoomLocators[index][.particle], subject: tag.name, rooms: map.rooms),
                         subject: tag.name, direction: .tags, at: end)
+            for (row, label) in deciderRows[.tags, default: []].map(\.label).enumerated() where tagDeciders.indices.contains(index) {
+                apply(tagDeciders[index][row].observe(subject: tag.name, readings: readings, receiver: tag.name, time: end), direction: .tags, decider: label)
+            }
         }
         tagRoomPending = [:]
         advanceRoomFilters(.tags, to: end)
@@ -270,6 +301,17 @@ struct LocationPass {
             let events = filter.advance(to: end)
             roomFilters[direction]![index] = filter
             apply(events, direction: direction, decider: variant.label)
+        }
+        for (row, label) in deciderRows[direction, default: []].map(\.label).enumerated() {
+            switch direction {
+            case .phones:
+                guard phoneDeciders.indices.contains(row) else { continue }
+                apply(phoneDeciders[row].advance(to: end), direction: direction, decider: label)
+            case .tags:
+                for index in tagDeciders.indices where tagDeciders[index].indices.contains(row) {
+                    apply(tagDeciders[index][row].advance(to: end), direction: direction, decider: label)
+                }
+            }
         }
     }
 
@@ -303,7 +345,8 @@ struct LocationPass {
                     values = cache[key] ?? likelihood.likelihoods(of: fix.position, spread: spread)
                     cache[key] = values
                 case .particleMass:
-                    values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare, body: variant.body != nil)
+                    values = evidence.massLikelihoods(outlierShare: variant.massOutlierShare, body: variant.body != nil,
+                                                      fingerprintsWeigh: variant.fingerprintsWeighParticles)
                 case .signal:
                     values = evidence.signalLikelihoods(temperature: variant.temperature, weakerLossScale: variant.weakerLossScale, body: variant.body)
                 }
@@ -332,7 +375,7 @@ struct LocationPass {
         for direction in Direction.allCases {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
-            let deciders = roomFilterVariants[direction, default: []].map(\.label)
+            let deciders = roomFilterVariants[direction, default: []].map(\.label) + deciderRows[direction, default: []].map(\.label)
                 + (direction == .phones ? ["room beacons"] : ["room gateways"] + PeerRoomDeciders.labels)
                 + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
             for decider in deciders {
@@ -356,6 +399,8 @@ struct RoomCycleEvidence {
     let particles: ScanLocator?
     /// The same filter with the user's body modelled (phones), when a variant asks for it.
     var bodyParticles: ScanLocator? = nil
+    /// The same filter with the fingerprints only for recovery (phones), when a variant asks for it.
+    var recoveryOnlyParticles: ScanLocator? = nil
     let subject: String
     let rooms: [Room]
     /// Per signal model (weaker-reading scale, nil: symmetric; body or none), the cycle's log-likelihoods.
@@ -366,12 +411,15 @@ struct RoomCycleEvidence {
     private var signalLogs: [SignalKey: [Double]?] = [:]
     private var mass: [Double]??
     private var bodyMass: [Double]??
+    private var recoveryOnlyMass: [Double]??
 
-    init(signal: SignalRoomLikelihood?, readings: [Reading], particles: ScanLocator?, bodyParticles: ScanLocator? = nil, subject: String, rooms: [Room]) {
+    init(signal: SignalRoomLikelihood?, readings: [Reading], particles: ScanLocator?, bodyParticles: ScanLocator? = nil,
+         recoveryOnlyParticles: ScanLocator? = nil, subject: String, rooms: [Room]) {
         self.signal = signal
         self.readings = readings
         self.particles = particles
         self.bodyParticles = bodyParticles
+        self.recoveryOnlyParticles = recoveryOnlyParticles
         self.subject = subject
         self.rooms = rooms
     }
@@ -383,9 +431,12 @@ struct RoomCycleEvidence {
         return SignalRoomLikelihood.likelihoods(logs: logs, temperature: temperature, outlierShare: signal.outlierShare)
     }
 
-    mutating func massLikelihoods(outlierShare: Double, body: Bool = false) -> [Double]? {
+    mutating func massLikelihoods(outlierShare: Double, body: Bool = false, fingerprintsWeigh: Bool = true) -> [Double]? {
         let masses: [Double]?
-        if body {
+        if !fingerprintsWeigh, recoveryOnlyParticles != nil {
+            if recoveryOnlyMass == nil { recoveryOnlyMass = .some(recoveryOnlyParticles?.particleMass(of: subject, rooms: rooms)) }
+            masses = recoveryOnlyMass!
+        } else if body {
             if bodyMass == nil { bodyMass = .some(bodyParticles?.particleMass(of: subject, rooms: rooms)) }
             masses = bodyMass!
         } else {

@@ -23,6 +23,8 @@ public struct LocationReport: Sendable, Hashable, Codable {
     public static let defaultRoomDecider = "room filter (default)"
     /// The row of the room decider the server runs (BeaconLocate's `RoomDecider.Configuration.tagsWithoutParticles` and `.phonesWithoutParticles`).
     public static let withoutParticlesRoomDecider = "room filter without particles (the server's)"
+    /// The row of the default decider with `particles` per subject and no survey (`RoomDecider.Configuration.serverTags` and `.serverPhones`).
+    public static func noSurveyParticlesRoomDecider(_ particles: Int) -> String { "room filter, \(particles) particles, no survey" }
 
     public struct PositionError: Sendable, Hashable, Codable {
         public var direction: Direction

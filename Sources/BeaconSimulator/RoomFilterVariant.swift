@@ -27,6 +27,9 @@ struct RoomFilterVariant: Sendable, Hashable {
     var body: BodyShadow?
     /// Share of the particle mass likelihood spread evenly over the rooms.
     var massOutlierShare: Double = 0.05
+    /// Whether the particle filter whose mass this variant weighs has the fingerprint fix
+    /// weigh its particles (``RoomDecider/Configuration/fingerprintsWeighParticles``).
+    var fingerprintsWeighParticles = true
     var configuration: RoomFilter.Configuration
 
     init(label: String, evidence: [RoomEvidence], configuration: RoomFilter.Configuration) {
@@ -46,6 +49,7 @@ struct RoomFilterVariant: Sendable, Hashable {
         weakerLossScale = decider.weakerLossScale
         body = decider.body
         massOutlierShare = decider.massOutlierShare
+        fingerprintsWeighParticles = decider.fingerprintsWeighParticles
         configuration = decider.filter
     }
 
@@ -81,7 +85,8 @@ struct RoomFilterVariant: Sendable, Hashable {
                RoomFilterVariant(label: "room filter, signal temperature 1 (default before)", decider: .tagsTemperatureOne)] : []
         // The phones' default before the one-sided signal loss (issue 10, fourth round).
         let symmetric = direction == .phones
-            ? [RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric),
+            ? [RoomFilterVariant(label: "room filter, fingerprints weigh the particles (default before)", decider: .phonesFingerprintWeighted),
+               RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric),
                RoomFilterVariant(label: "room filter, phones' default + the user's body", decider: .phonesWithBody)] : []
         // What the server runs: no particle filter per subject (issue 10, tenth round).
         let withoutParticles = RoomFilterVariant(label: LocationReport.withoutParticlesRoomDecider,

@@ -40,7 +40,7 @@ struct LocationPass {
     /// The phones' particle filter with the fingerprints only for recovery, when a variant asks for it.
     private var phoneRecoveryOnlyParticles: ScanLocator?
     private var tagSignals: [SignalRoomLikelihood?] = []
-    /// Whole room deciders (``RoomDecider``, without a survey, as the server runs them), one
+    /// Whole room deciders (``RoomDecider``, without a survey, as a server would run them), one
     /// per row of ``RoomDeciderRow/evaluated(_:)``: for phones one each, for tags one per tag and row.
     private let deciderRows: [Direction: [RoomDeciderRow]]
     private var phoneDeciders: [RoomDecider] = []

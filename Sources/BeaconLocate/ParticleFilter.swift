@@ -58,7 +58,7 @@ public struct ParticleFilter: Sendable, Hashable {
     /// are also weighed by their distance from it, relative to its uncertainty.
     ///
     /// A `recoveryHint` (used when there is no position hint) only serves to find a lost cloud
-    /// (``recoverIfLost``): a fix too rough to weigh particles by (robust trilateration, where
+    /// (the recovery of a lost cloud): a fix too rough to weigh particles by (robust trilateration, where
     /// no survey gives fingerprints) still says where to look once the cloud explains the
     /// scans far worse than that spot does.
     public mutating func update(_ readings: [Reading], at time: Double, positionHint: Fix? = nil, recoveryHint: Fix? = nil) -> Fix? {

@@ -45,8 +45,7 @@ public struct ScanLocator: Sendable {
     /// The fix for one scan from `receiver` at `time`. Readings are raw RSSI; the receiver's
     /// gain offset is taken off here.
     public mutating func locate(_ readings: [Reading], receiver: String, at time: Double) -> Fix? {
-        let gain = anchors.model.gain(of: receiver)
-        let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
+        let corrected = corrected(readings, receiver: receiver)
         switch method {
         case .centroid: return centroid.locate(corrected)
         case .trilateration: return trilateration.locate(corrected)
@@ -65,10 +64,15 @@ public struct ScanLocator: Sendable {
     /// locator's own would stay until ``maximumTrackedReceivers``. Nil for other methods.
     public func locate(_ readings: [Reading], receiver: String, at time: Double, filter: inout ParticleFilter?) -> Fix? {
         guard method == .particle else { return nil }
-        let gain = anchors.model.gain(of: receiver)
-        let corrected = gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
+        let corrected = corrected(readings, receiver: receiver)
         if filter == nil { filter = makeFilter(for: receiver) }
         return filter!.update(corrected, at: time, positionHint: hint(for: readings), recoveryHint: recoveryHint(raw: readings, corrected: corrected))
+    }
+
+    /// The readings without `receiver`'s gain offset.
+    private func corrected(_ readings: [Reading], receiver: String) -> [Reading] {
+        let gain = anchors.model.gain(of: receiver)
+        return gain == 0 ? readings : readings.map { Reading(beacon: $0.beacon, rssi: $0.rssi - gain) }
     }
 
     private func makeFilter(for receiver: String) -> ParticleFilter {

@@ -1,5 +1,6 @@
 import BeaconHCI
 import BeaconKit
+import BeaconTesting
 import Foundation
 import Testing
 
@@ -33,7 +34,7 @@ import Testing
                             minor: UInt16(bytes[20]) << 8 | UInt16(bytes[21]), measuredPower: Int8(bitPattern: bytes[22]))
     }
 
-    static func tsharkBeacons(_ url: URL) throws -> [OracleBeacon] {
+    static func tsharkBeacons(_ url: URL) async throws -> [OracleBeacon] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tshark)
         process.arguments = ["-r", url.path, "-T", "fields", "-E", "separator=;",
@@ -42,10 +43,9 @@ import Testing
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "tshark -r \(url.path) failed")
+        let finished = try await FinishedProcess.run(process, output: output, errors: nil)
+        let text = String(decoding: finished.standardOutput, as: UTF8.self)
+        #expect(finished.status == 0, "tshark -r \(url.path) failed")
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
             guard fields.count == 3 else { return nil }
@@ -54,14 +54,14 @@ import Testing
     }
 
     @Test(arguments: ["btvirt-scan.btsnoop", "btvirt-scan.pcap"])
-    func replayAgreesWithTshark(file: String) throws {
+    func replayAgreesWithTshark(file: String) async throws {
         let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
         guard FileManager.default.isExecutableFile(atPath: Self.tshark) else {
             #expect(!isCI, "tshark is missing; scripts/install-test-deps installs it")
             return
         }
         let url = try FixtureReplayTests.fixture(file)
-        let oracle = try Self.tsharkBeacons(url)
+        let oracle = try await Self.tsharkBeacons(url)
         #expect(oracle.count == 2, "tshark found \(oracle)")
         let replayed = CaptureReplay.allSightings(capture: try CaptureReader.read(contentsOf: url), receiver: "r").compactMap { sighting in
             sighting.frame.iBeacon.map {

@@ -21,19 +21,29 @@ struct ServiceLifecycleTests {
         let (group, server) = try await ServeRunner.serviceGroup(options, logger: Logger(label: "test"), gracefulShutdownSignals: []) { line in
             lines.withLockedValue { $0.append(line) }
         }
-        let running = Task { try await group.run() }
+        let ended = NIOLockedValueBox<String?>(nil)
+        let running = Task {
+            do {
+                try await group.run()
+                ended.withLockedValue { $0 = "the service group ended" }
+            } catch {
+                ended.withLockedValue { $0 = "the service group failed: \(error)" }
+                throw error
+            }
+        }
         var address: String?
         // Generous: the server starts inside the test process, on the cooperative threads that
-        // pass 1's hundreds of parallel tests share. Alone it announces within a second; on a
-        // 2-core CI run it once had not within 120 s, while other suites of that pass took
-        // 150–160 s. A server that never starts still fails here.
+        // pass 1's hundreds of parallel tests share. Alone it announces within a second; on
+        // 2-core CI runs it twice had not within 120 and 300 s, while tests that ran `proxima`
+        // blocked cooperative threads for whole child runs (they no longer do). A group that
+        // ends first fails at once, with its reason.
         let deadline = ContinuousClock.now + .seconds(300)
-        while address == nil, ContinuousClock.now < deadline {
+        while address == nil, ContinuousClock.now < deadline, ended.withLockedValue({ $0 }) == nil {
             address = lines.withLockedValue { $0 }.first { $0.hasPrefix("listening on ") }?
                 .split(separator: " ").dropFirst(2).first.map(String.init)
             if address == nil { try await Task.sleep(for: .milliseconds(20)) }
         }
-        let base = try #require(address, "the server never announced its address")
+        let base = try #require(address, "the server never announced its address: \(ended.withLockedValue { $0 } ?? "still starting after 300 s")")
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/health"), timeout: .seconds(10))
         #expect(response.status == .ok)
         // Migrations ran inside the group: the admin token from the options was stored.

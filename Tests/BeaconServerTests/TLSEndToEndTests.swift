@@ -9,7 +9,7 @@ import Testing
 /// a server certificate the test makes with openssl. A gateway that does not trust the CA stops
 /// with a message about certificate verification instead of retrying for ever.
 @Suite(.serialized) struct TLSEndToEndTests {
-    static func openssl(_ arguments: [String], in folder: URL) throws {
+    static func openssl(_ arguments: [String], in folder: URL) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = arguments
@@ -17,20 +17,19 @@ import Testing
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "openssl \(arguments.joined(separator: " ")): \(text)")
+        let finished = try await FinishedProcess.run(process, output: nil, errors: errors)
+        let text = String(decoding: finished.standardError, as: UTF8.self)
+        try #require(finished.status == 0, "openssl \(arguments.joined(separator: " ")): \(text)")
     }
 
     /// ca.pem, and server.pem / server.key for 127.0.0.1 signed by it.
-    static func makeCertificates(in folder: URL) throws {
-        try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key",
+    static func makeCertificates(in folder: URL) async throws {
+        try await openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key",
                      "-out", "ca.pem", "-days", "2", "-subj", "/CN=Proxima test CA"], in: folder)
-        try openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "server.key",
+        try await openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "server.key",
                      "-out", "server.csr", "-subj", "/CN=127.0.0.1"], in: folder)
         try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(to: folder.appendingPathComponent("ext.cnf"), atomically: true, encoding: .utf8)
-        try openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem",
+        try await openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem",
                      "-days", "2", "-extfile", "ext.cnf"], in: folder)
     }
 
@@ -38,7 +37,7 @@ import Testing
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "openssl is needed (scripts/install-test-deps)")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-tls-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Self.makeCertificates(in: folder)
+        try await Self.makeCertificates(in: folder)
         let path = { (name: String) in folder.appendingPathComponent(name).path }
 
         let (server, base) = try await ProximaProcess.serve(database: "sqlite:\(path("proxima.sqlite"))", instance: "tls",
@@ -92,7 +91,7 @@ import Testing
     @Test func aKeyThatIsNotTheCertificatesIsRefusedBeforeStarting() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-tls-bad-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Self.makeCertificates(in: folder)
+        try await Self.makeCertificates(in: folder)
         let serve = try ProximaProcess(["serve", "--database", "sqlite:\(folder.path)/x.sqlite", "--port", "0",
                                         "--tls-cert", folder.appendingPathComponent("server.pem").path,
                                         "--tls-key", folder.appendingPathComponent("ca.key").path])

@@ -28,7 +28,7 @@ import Testing
         return lines
     }
 
-    @Test func flagsWinOverEnvironmentWhichWinsOverTheFile() throws {
+    @Test func flagsWinOverEnvironmentWhichWinsOverTheFile() async throws {
         let path = try write("""
             # a comment
             [serve]
@@ -39,7 +39,7 @@ import Testing
             [gateway]
             server = http://127.0.0.1:9001
             """)
-        let outcome = try ProximaBinary.run(["serve", "--config-file", path, "--port", "9003", "--show-config"],
+        let outcome = try await ProximaBinary.run(["serve", "--config-file", path, "--port", "9003", "--show-config"],
                                             environment: ["PROXIMA_PORT": "9002", "PROXIMA_RATE_LIMIT": "75"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let lines = shown(outcome)
@@ -50,7 +50,7 @@ import Testing
         #expect(lines["server"] == nil, "a [gateway] key must not reach serve")
     }
 
-    @Test func theEnvironmentNamesTheFileAndSecretsAreMasked() throws {
+    @Test func theEnvironmentNamesTheFileAndSecretsAreMasked() async throws {
         let path = try write("""
             [gateway]
             server = http://127.0.0.1:1
@@ -58,7 +58,7 @@ import Testing
             receiver-token = shelf=one
             receiver-token = door=two
             """)
-        let outcome = try ProximaBinary.run(["gateway", "--show-config"], environment: ["PROXIMA_CONFIG_FILE": path])
+        let outcome = try await ProximaBinary.run(["gateway", "--show-config"], environment: ["PROXIMA_CONFIG_FILE": path])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let lines = shown(outcome)
         #expect(lines["token"] == "= ********  (\(path):3)")
@@ -90,46 +90,46 @@ import Testing
         ("[servr]\nport = 1\n", ":2: section [servr] is not one of [serve], [gateway], [advertise]"),
         ("[serve]\ndemo = maybe\n", "'demo' is a flag: true or false, found 'maybe'"),
     ])
-    func aBadFileNamesTheKeyAndLine(text: String, expected: String) throws {
+    func aBadFileNamesTheKeyAndLine(text: String, expected: String) async throws {
         let path = try write(text)
-        let outcome = try ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
+        let outcome = try await ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
         #expect(outcome.status == 64)
         #expect(outcome.standardError.contains(expected), "\(outcome.standardError)")
     }
 
-    @Test func aBadValueFromTheEnvironmentSaysWhereItCameFrom() throws {
-        let fromEnvironment = try ProximaBinary.run(["serve"], environment: ["PROXIMA_PORT": "not-a-port"])
+    @Test func aBadValueFromTheEnvironmentSaysWhereItCameFrom() async throws {
+        let fromEnvironment = try await ProximaBinary.run(["serve"], environment: ["PROXIMA_PORT": "not-a-port"])
         #expect(fromEnvironment.status != 0)
         #expect(fromEnvironment.standardError.contains("--port came from environment PROXIMA_PORT"), "\(fromEnvironment.standardError)")
         #expect(fromEnvironment.standardError.contains("'not-a-port'"))
     }
 
-    @Test func aMissingFileIsAClearError() throws {
-        let outcome = try ProximaBinary.run(["gateway", "--config-file", folder.appendingPathComponent("absent.conf").path, "--show-config"])
+    @Test func aMissingFileIsAClearError() async throws {
+        let outcome = try await ProximaBinary.run(["gateway", "--config-file", folder.appendingPathComponent("absent.conf").path, "--show-config"])
         #expect(outcome.status == 64)
         #expect(outcome.standardError.contains("absent.conf: cannot be read"), "\(outcome.standardError)")
     }
 
-    @Test func otherCommandsAreNotLayered() throws {
-        let outcome = try ProximaBinary.run(["uuid"], environment: ["PROXIMA_PORT": "not-a-port"])
+    @Test func otherCommandsAreNotLayered() async throws {
+        let outcome = try await ProximaBinary.run(["uuid"], environment: ["PROXIMA_PORT": "not-a-port"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
     }
 }
 
 /// `serve --no-security-checks` (docs/security.md, "In the server") in the options file.
 @Suite struct SecurityChecksOptionTests {
-    @Test func noSecurityChecksComesFromTheOptionsFileAndABadValueIsRefused() throws {
+    @Test func noSecurityChecksComesFromTheOptionsFileAndABadValueIsRefused() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("proxima.conf").path
         try "[serve]\nno-security-checks = true\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let fromFile = try ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
+        let fromFile = try await ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
         #expect(fromFile.status == 0, "\(fromFile.standardError)")
         #expect(fromFile.standardOutput.contains("no-security-checks = true  (\(path):2)"), "\(fromFile.standardOutput)")
 
         try "[serve]\nno-security-checks = maybe\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let refused = try ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
+        let refused = try await ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
         #expect(refused.status != 0)
         #expect(refused.standardError.contains("'no-security-checks' is a flag: true or false, found 'maybe'"), "\(refused.standardError)")
     }

@@ -162,7 +162,7 @@ struct EmulatorEndToEndTests {
     @Test func advertiseOnAFullStandardOutputFailsBeforeAdvertising() async throws {
         let emulator = try BTVirt.start()
         defer { emulator.stop() }
-        let (outcome, signalled) = try ProximaBinary.run(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
+        let (outcome, signalled) = try await ProximaBinary.run(["advertise", "--h4", emulator.leSocketPath, "--uuid", Self.uuid,
                                                           "--major", "1", "--minor", "1"], standardOutputPath: "/dev/full")
         #expect(!signalled, "crashed: \(outcome.standardError)")
         #expect(outcome.status == 1)

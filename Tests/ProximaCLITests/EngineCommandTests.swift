@@ -1,3 +1,4 @@
+import BeaconTesting
 import Foundation
 import Testing
 
@@ -21,7 +22,7 @@ import Testing
     }
 
     /// Runs proxima with its own configuration directory.
-    static func proxima(_ arguments: [String], configuration: URL) throws -> Outcome {
+    static func proxima(_ arguments: [String], configuration: URL) async throws -> Outcome {
         let executable = try #require(ProximaBinary.url, "the proxima executable was not built next to the tests")
         let process = Process()
         process.executableURL = executable
@@ -33,52 +34,49 @@ import Testing
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                       error: String(decoding: errorData, as: UTF8.self))
+        let finished = try await FinishedProcess.run(process, output: output, errors: error)
+        return Outcome(status: finished.status, output: String(decoding: finished.standardOutput, as: UTF8.self),
+                       error: String(decoding: finished.standardError, as: UTF8.self))
     }
 
     static func configurationDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("proxima-engine-cli-\(UUID().uuidString)")
     }
 
-    @Test func storedRegionsAreRestoredByMonitor() throws {
+    @Test func storedRegionsAreRestoredByMonitor() async throws {
         let directory = Self.configurationDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(try Self.proxima(["regions", "add", "\(Self.uuid):1", "--identifier", "store-1"], configuration: directory).status == 0)
-        #expect(try Self.proxima(["regions", "add", "\(Self.uuid):9", "--identifier", "store-9", "--notify-state-on-start"],
+        #expect(try await Self.proxima(["regions", "add", "\(Self.uuid):1", "--identifier", "store-1"], configuration: directory).status == 0)
+        #expect(try await Self.proxima(["regions", "add", "\(Self.uuid):9", "--identifier", "store-9", "--notify-state-on-start"],
                                  configuration: directory).status == 0)
-        let listed = try Self.proxima(["regions", "list"], configuration: directory)
+        let listed = try await Self.proxima(["regions", "list"], configuration: directory)
         #expect(listed.output.contains("store-1") && listed.output.contains("store-9"))
 
         // A new process restores both regions from the file.
-        let monitor = try Self.proxima(["monitor", "--replay", Self.capture, "--speed", "0", "--json"], configuration: directory)
+        let monitor = try await Self.proxima(["monitor", "--replay", Self.capture, "--speed", "0", "--json"], configuration: directory)
         #expect(monitor.status == 0, "\(monitor.error)")
         let events = monitor.jsonLines.map { "\($0["event"] ?? "")/\(($0["region"] as? [String: Any])?["identifier"] ?? "")" }
         #expect(events == ["state/store-9", "enter/store-1", "exit/store-1"])
 
-        #expect(try Self.proxima(["regions", "remove", "store-1"], configuration: directory).status == 0)
-        let missing = try Self.proxima(["regions", "remove", "store-1"], configuration: directory)
+        #expect(try await Self.proxima(["regions", "remove", "store-1"], configuration: directory).status == 0)
+        let missing = try await Self.proxima(["regions", "remove", "store-1"], configuration: directory)
         #expect(missing.status != 0 && missing.error.contains("store-1"))
     }
 
-    @Test func monitorWithoutAnyRegionRefusesClearly() throws {
+    @Test func monitorWithoutAnyRegionRefusesClearly() async throws {
         let directory = Self.configurationDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let outcome = try Self.proxima(["monitor", "--replay", Self.capture], configuration: directory)
+        let outcome = try await Self.proxima(["monitor", "--replay", Self.capture], configuration: directory)
         #expect(outcome.status != 0)
         #expect(outcome.error.contains("no region"))
-        let bad = try Self.proxima(["monitor", "--replay", Self.capture, "--region", "\(Self.uuid)::4"], configuration: directory)
+        let bad = try await Self.proxima(["monitor", "--replay", Self.capture, "--region", "\(Self.uuid)::4"], configuration: directory)
         #expect(bad.status != 0 && bad.error.contains("major"))
     }
 
-    @Test func rangeReplaysCoreLocationFields() throws {
+    @Test func rangeReplaysCoreLocationFields() async throws {
         let directory = Self.configurationDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let outcome = try Self.proxima(["range", "--replay", Self.capture, "--speed", "0", "--region", Self.uuid, "--json"],
+        let outcome = try await Self.proxima(["range", "--replay", Self.capture, "--speed", "0", "--region", Self.uuid, "--json"],
                                        configuration: directory)
         #expect(outcome.status == 0, "\(outcome.error)")
         let cycles = outcome.jsonLines
@@ -94,13 +92,13 @@ import Testing
         #expect(zip(times, times.dropFirst()).prefix(5).allSatisfy { abs($1 - $0 - 1) < 1e-6 })
     }
 
-    @Test func calibrateRefusesWithoutEnoughSamples() throws {
+    @Test func calibrateRefusesWithoutEnoughSamples() async throws {
         let directory = Self.configurationDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let outcome = try Self.proxima(["calibrate", "--replay", Self.capture, "--speed", "0"], configuration: directory)
+        let outcome = try await Self.proxima(["calibrate", "--replay", Self.capture, "--speed", "0"], configuration: directory)
         #expect(outcome.status != 0)
         #expect(outcome.error.contains("calibration refused"))
-        let short = try Self.proxima(["calibrate", "--replay", Self.capture, "--duration", "5"], configuration: directory)
+        let short = try await Self.proxima(["calibrate", "--replay", Self.capture, "--duration", "5"], configuration: directory)
         #expect(short.status != 0 && short.error.contains("at least 10"))
     }
 }

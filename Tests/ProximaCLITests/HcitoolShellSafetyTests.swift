@@ -20,8 +20,8 @@ struct HcitoolShellSafetyTests {
     ]
 
     @Test(arguments: hostileDevices)
-    func aHostileDeviceStaysOneWord(device: String) throws {
-        let outcome = try ProximaBinary.run(["encode"] + Self.identity + ["--hcitool", "--device", device])
+    func aHostileDeviceStaysOneWord(device: String) async throws {
+        let outcome = try await ProximaBinary.run(["encode"] + Self.identity + ["--hcitool", "--device", device])
         #expect(outcome.status == 0)
         let run = try HcitoolScriptRun.run(outcome.standardOutput, in: try HcitoolScriptRun.makeFolder())
         #expect(run.syntaxStatus == 0)
@@ -31,8 +31,8 @@ struct HcitoolShellSafetyTests {
         #expect(run.hcitoolCalls.map { $0.dropFirst(3).first } == ["0x08", "0x08", "0x08"])
     }
 
-    @Test func anOrdinaryDeviceIsPrintedBare() throws {
-        let outcome = try ProximaBinary.run(["encode"] + Self.identity + ["--hcitool", "--device", "hci1"])
+    @Test func anOrdinaryDeviceIsPrintedBare() async throws {
+        let outcome = try await ProximaBinary.run(["encode"] + Self.identity + ["--hcitool", "--device", "hci1"])
         #expect(outcome.standardOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("hcitool -i hci1 cmd 0x08 ") })
     }
 }

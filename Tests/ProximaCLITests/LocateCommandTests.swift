@@ -10,7 +10,7 @@ import Testing
 
     /// Four beacons at the corners of a 10 m square, scans at known spots (n = 2, −59 dBm, 1 m
     /// height offset): the summary line counts every fix and trilateration is close.
-    @Test func scansWithTruthGiveTheSummary() throws {
+    @Test func scansWithTruthGiveTheSummary() async throws {
         let beacons = try write("id,x,y,measured_power\na,0,0,-59\nb,10,0,-59\nc,10,10,-59\nd,0,10,-59\n", "beacons.csv")
         func rssi(_ x: Double, _ y: Double, _ bx: Double, _ by: Double) -> String {
             let squared: Double = (x - bx) * (x - bx) + (y - by) * (y - by) + 1
@@ -22,35 +22,35 @@ import Testing
             scans += [rssi(x, y, 0, 0), rssi(x, y, 10, 0), rssi(x, y, 10, 10), rssi(x, y, 0, 10), "\(x)", "\(y)"].joined(separator: ",") + "\n"
         }
         let scansPath = try write(scans, "scans.csv")
-        let outcome = try ProximaBinary.run(["locate", "--beacons", beacons, "--scans", scansPath, "--missing", "100",
+        let outcome = try await ProximaBinary.run(["locate", "--beacons", beacons, "--scans", scansPath, "--missing", "100",
                                              "--truth-x", "tx", "--truth-y", "ty", "--method", "trilateration"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let summary = try #require(outcome.standardOutput.split(separator: "\n").last)
         #expect(summary.hasPrefix("error: median 0.") && summary.hasSuffix("(3 fixes)"), "\(summary)")
-        let json = try ProximaBinary.run(["locate", "--beacons", beacons, "--scans", scansPath, "--missing", "100",
+        let json = try await ProximaBinary.run(["locate", "--beacons", beacons, "--scans", scansPath, "--missing", "100",
                                           "--truth-x", "tx", "--truth-y", "ty", "--method", "all", "--json"])
         #expect(json.standardOutput.split(separator: "\n").count == 4)
     }
 
-    @Test func badScansNameLineAndColumn() throws {
+    @Test func badScansNameLineAndColumn() async throws {
         let beacons = try write("id,x,y\na,0,0\nb,10,0\n", "beacons.csv")
         let scans = try write("a,b\n-60,-70\n-61,loud\n", "scans.csv")
-        let outcome = try ProximaBinary.run(["locate", "--beacons", beacons, "--scans", scans, "--missing", "-200"])
+        let outcome = try await ProximaBinary.run(["locate", "--beacons", beacons, "--scans", scans, "--missing", "-200"])
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains("\(scans):3:2: expected a number"), "\(outcome.standardError)")
     }
 
-    @Test func routePassesTheDoor() throws {
+    @Test func routePassesTheDoor() async throws {
         let map = try write("""
         {"venue": {"width": 20, "height": 10, "walls": [{"from": {"x": 10, "y": 0}, "to": {"x": 10, "y": 4}}, {"from": {"x": 10, "y": 6}, "to": {"x": 10, "y": 10}}]},
          "rooms": [{"name": "west", "polygon": [{"x": 0, "y": 0}, {"x": 10, "y": 0}, {"x": 10, "y": 10}, {"x": 0, "y": 10}]},
                    {"name": "east", "polygon": [{"x": 10, "y": 0}, {"x": 20, "y": 0}, {"x": 20, "y": 10}, {"x": 10, "y": 10}]}],
          "doors": [{"name": "door", "position": {"x": 10, "y": 5}}]}
         """, "map.json")
-        let outcome = try ProximaBinary.run(["route", "--map", map, "--from", "2,2", "--to", "east"])
+        let outcome = try await ProximaBinary.run(["route", "--map", map, "--from", "2,2", "--to", "east"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(outcome.standardOutput.hasPrefix("route to east:") && outcome.standardOutput.contains("through door"))
-        let bad = try ProximaBinary.run(["route", "--map", map, "--from", "2,2", "--to", "attic"])
+        let bad = try await ProximaBinary.run(["route", "--map", map, "--from", "2,2", "--to", "attic"])
         #expect(bad.status != 0 && bad.standardError.contains("attic"))
     }
 }

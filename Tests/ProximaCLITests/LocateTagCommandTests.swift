@@ -5,7 +5,7 @@ import Testing
 /// `proxima locate --sightings` with gateways on the map: a beacon that is not on the map is a
 /// carried tag, located from the gateways that hear it, its room from the default room decider.
 @Suite struct LocateTagCommandTests {
-    @Test func aTagHeardByFourGatewaysIsLocatedAndMovesRoom() throws {
+    @Test func aTagHeardByFourGatewaysIsLocatedAndMovesRoom() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("locate-tag-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let corners = [(1.0, 1.0), (1.0, 9.0), (19.0, 1.0), (19.0, 9.0)]
@@ -38,7 +38,7 @@ import Testing
         }
         let sightings = directory.appendingPathComponent("sightings.jsonl")
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: sightings)
-        let outcome = try ProximaBinary.run(["locate", "--map", map.path, "--sightings", sightings.path, "--method", "trilateration"])
+        let outcome = try await ProximaBinary.run(["locate", "--map", map.path, "--sightings", sightings.path, "--method", "trilateration"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let output = outcome.standardOutput.split(separator: "\n").map(String.init)
         let subject = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 7.7"

@@ -16,7 +16,7 @@ import Testing
 
     /// Runs a program with output and errors together.
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    directory: URL? = nil) throws -> Run {
+                    directory: URL? = nil) async throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -26,10 +26,8 @@ import Testing
         process.standardOutput = pipe
         process.standardError = pipe
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        let finished = try await FinishedProcess.run(process, output: pipe, errors: nil)
+        return Run(status: finished.status, output: String(decoding: finished.standardOutput, as: UTF8.self))
     }
 
     static func tool(_ name: String) throws -> String {
@@ -50,7 +48,7 @@ import Testing
         try String(contentsOf: root.appendingPathComponent("packaging/systemd/\(name)"), encoding: .utf8)
     }
 
-    @Test func systemdAcceptsTheUnits() throws {
+    @Test func systemdAcceptsTheUnits() async throws {
         let analyze = try Self.tool("systemd-analyze")
         let binary = try #require(ProximaBinary.url, "proxima was not built")
         let folder = try Self.temporaryFolder("units")
@@ -66,12 +64,12 @@ import Testing
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             paths.append(path)
         }
-        let verified = try Self.run(analyze, ["verify"] + paths, environment: ["MANPATH": folder.appendingPathComponent("man").path])
+        let verified = try await Self.run(analyze, ["verify"] + paths, environment: ["MANPATH": folder.appendingPathComponent("man").path])
         #expect(verified.status == 0, "systemd-analyze verify: \(verified.output)")
         #expect(verified.output.isEmpty, "systemd-analyze verify printed: \(verified.output)")
 
         for path in paths {
-            let security = try Self.run(analyze, ["security", "--offline=true", "--no-pager", path])
+            let security = try await Self.run(analyze, ["security", "--offline=true", "--no-pager", path])
             let level = security.output.split(separator: "\n").last { $0.contains("Overall exposure level") }
             let score = level.flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
             // systemd rates exposure from 0 to 10; these units score 1.9–2.7 ("OK"). A unit that
@@ -93,49 +91,49 @@ import Testing
         #expect(text.contains("--config-file /etc/proxima/proxima.conf"))
     }
 
-    @Test func theDebianPackageInstallsAndRuns() throws {
+    @Test func theDebianPackageInstallsAndRuns() async throws {
         let binary = try #require(ProximaBinary.url, "proxima was not built")
         let lintian = try Self.tool("lintian")
         let dpkgDeb = try Self.tool("dpkg-deb")
         let folder = try Self.temporaryFolder("deb")
-        let built = try Self.run(Self.root.appendingPathComponent("scripts/package-deb").path,
+        let built = try await Self.run(Self.root.appendingPathComponent("scripts/package-deb").path,
                                  ["--binary", binary.path, "--output", folder.path], directory: Self.root)
         #expect(built.status == 0, "package-deb: \(built.output)")
         let package = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasSuffix(".deb") },
                                    "no .deb in \(folder.path): \(built.output)")
         let debPath = folder.appendingPathComponent(package).path
 
-        let info = try Self.run(dpkgDeb, ["--info", debPath])
+        let info = try await Self.run(dpkgDeb, ["--info", debPath])
         #expect(info.status == 0)
         #expect(info.output.contains("Package: proxima"))
         #expect(info.output.contains("Depends:") && info.output.contains("libc6"), "\(info.output)")
         #expect(info.output.contains("postinst"))
 
-        let contents = try Self.run(dpkgDeb, ["--contents", debPath])
+        let contents = try await Self.run(dpkgDeb, ["--contents", debPath])
         for path in ["./usr/bin/proxima", "./lib/systemd/system/proxima-gateway.service", "./etc/proxima/proxima.conf",
                      "./usr/share/man/man1/proxima.1.gz", "./usr/share/bash-completion/completions/proxima",
                      "./usr/share/doc/proxima/copyright"] {
             #expect(contents.output.contains(path), "the package lacks \(path)")
         }
 
-        let checked = try Self.run(lintian, ["--fail-on", "error", "--no-tag-display-limit", debPath])
+        let checked = try await Self.run(lintian, ["--fail-on", "error", "--no-tag-display-limit", debPath])
         #expect(checked.status == 0, "lintian: \(checked.output)")
         #expect(!checked.output.split(separator: "\n").contains { $0.hasPrefix("E: ") }, "lintian: \(checked.output)")
 
         let installRoot = folder.appendingPathComponent("root")
-        let extracted = try Self.run(dpkgDeb, ["-x", debPath, installRoot.path])
+        let extracted = try await Self.run(dpkgDeb, ["-x", debPath, installRoot.path])
         #expect(extracted.status == 0, "\(extracted.output)")
-        let help = try Self.run(installRoot.appendingPathComponent("usr/bin/proxima").path, ["--help"])
+        let help = try await Self.run(installRoot.appendingPathComponent("usr/bin/proxima").path, ["--help"])
         #expect(help.status == 0, "\(help.output)")
         #expect(help.output.contains("USAGE: proxima"))
         // The example options file is one the packaged binary accepts.
-        let shown = try Self.run(installRoot.appendingPathComponent("usr/bin/proxima").path,
+        let shown = try await Self.run(installRoot.appendingPathComponent("usr/bin/proxima").path,
                                  ["serve", "--config-file", installRoot.appendingPathComponent("etc/proxima/proxima.conf").path, "--show-config"])
         #expect(shown.status == 0, "\(shown.output)")
         #expect(shown.output.contains("database = sqlite:/var/lib/proxima/proxima.sqlite"))
     }
 
-    @Test func bashLoadsTheCompletionsAndCompletesCommandsAndOptions() throws {
+    @Test func bashLoadsTheCompletionsAndCompletesCommandsAndOptions() async throws {
         let binary = try #require(ProximaBinary.url, "proxima was not built")
         let bash = try Self.tool("bash")
         let script = """
@@ -149,7 +147,7 @@ import Testing
             echo "options: ${COMPREPLY[*]}"
             """
         let path = binary.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let outcome = try Self.run(bash, ["-c", script], environment: ["PATH": path])
+        let outcome = try await Self.run(bash, ["-c", script], environment: ["PATH": path])
         #expect(outcome.status == 0, "\(outcome.output)")
         #expect(outcome.output.contains("complete -o filenames -F _proxima proxima"), "\(outcome.output)")
         let lines = outcome.output.split(separator: "\n")
@@ -160,8 +158,8 @@ import Testing
     }
 
     @Test(arguments: [("zsh", "#compdef proxima"), ("fish", "complete -c 'proxima'")])
-    func zshAndFishScriptsAreGenerated(shell: String, marker: String) throws {
-        let outcome = try ProximaBinary.run(["--generate-completion-script", shell])
+    func zshAndFishScriptsAreGenerated(shell: String, marker: String) async throws {
+        let outcome = try await ProximaBinary.run(["--generate-completion-script", shell])
         #expect(outcome.status == 0)
         #expect(outcome.standardOutput.contains(marker), "\(outcome.standardOutput.prefix(200))")
         #expect(outcome.standardOutput.contains("gateway"))

@@ -12,18 +12,18 @@ import Testing
         try TestPassCertificates.tool(path, arguments, in: folder)
     }
 
-    static func create(_ chain: TestPassCertificates, beacons: String, output: String, key: String = "pass.key") throws -> ProximaBinary.Outcome {
+    static func create(_ chain: TestPassCertificates, beacons: String, output: String, key: String = "pass.key") async throws -> ProximaBinary.Outcome {
         let template = try chain.writeTemplate()
         let file = chain.folder.appendingPathComponent("beacons.csv")
         try beacons.write(to: file, atomically: true, encoding: .utf8)
-        return try ProximaBinary.run(["pass", "create", "--template", template.path, "--beacons", file.path, "--serial", "V-0001",
+        return try await ProximaBinary.run(["pass", "create", "--template", template.path, "--beacons", file.path, "--serial", "V-0001",
                                       "--cert", chain.path("pass.pem"), "--key", chain.path(key), "--wwdr", chain.path("wwdr.pem"),
                                       "-o", chain.path(output)])
     }
 
-    @Test func aCreatedPassIsAcceptedByUnzipAndOpenSSLAndCarriesItsBeacons() throws {
+    @Test func aCreatedPassIsAcceptedByUnzipAndOpenSSLAndCarriesItsBeacons() async throws {
         let chain = try TestPassCertificates.make()
-        let created = try Self.create(chain, beacons: "uuid,major,minor,text\n\(Self.uuid),1,10,Welcome to Electronics\n\(Self.uuid),1,20,\n", output: "visitor.pkpass")
+        let created = try await Self.create(chain, beacons: "uuid,major,minor,text\n\(Self.uuid),1,10,Welcome to Electronics\n\(Self.uuid),1,20,\n", output: "visitor.pkpass")
         try #require(created.status == 0, "\(created.standardError)")
 
         let tested = try Self.tool("/usr/bin/unzip", ["-t", "visitor.pkpass"], in: chain.folder)
@@ -55,48 +55,48 @@ import Testing
         #expect(beacons.first?["relevantText"] as? String == "Welcome to Electronics")
         #expect(pass["serialNumber"] as? String == "V-0001")
 
-        let inspected = try ProximaBinary.run(["pass", "inspect", chain.path("visitor.pkpass"), "--ca", chain.path("ca.pem")])
+        let inspected = try await ProximaBinary.run(["pass", "inspect", chain.path("visitor.pkpass"), "--ca", chain.path("ca.pem")])
         #expect(inspected.status == 0, "\(inspected.standardError)")
         #expect(inspected.standardOutput.contains("beacon \(Self.uuid):1:10"))
     }
 
-    @Test func elevenBeaconsAreRefusedNamingTheEleventh() throws {
+    @Test func elevenBeaconsAreRefusedNamingTheEleventh() async throws {
         let chain = try TestPassCertificates.make()
         let lines = (1...11).map { "\(Self.uuid),1,\($0)" }.joined(separator: "\n")
-        let created = try Self.create(chain, beacons: lines, output: "eleven.pkpass")
+        let created = try await Self.create(chain, beacons: lines, output: "eleven.pkpass")
         #expect(created.status != 0)
         #expect(created.standardError.contains("beacons[10]"), "\(created.standardError)")
         #expect(!FileManager.default.fileExists(atPath: chain.path("eleven.pkpass")))
     }
 
-    @Test func aKeyThatIsNotTheCertificatesIsRefused() throws {
+    @Test func aKeyThatIsNotTheCertificatesIsRefused() async throws {
         let chain = try TestPassCertificates.make()
-        let created = try Self.create(chain, beacons: "\(Self.uuid),1,10", output: "wrong.pkpass", key: "other.key")
+        let created = try await Self.create(chain, beacons: "\(Self.uuid),1,10", output: "wrong.pkpass", key: "other.key")
         #expect(created.status != 0)
         #expect(created.standardError.contains("--key"), "\(created.standardError)")
     }
 
-    @Test func inspectionNamesAFileChangedAfterSigning() throws {
+    @Test func inspectionNamesAFileChangedAfterSigning() async throws {
         let chain = try TestPassCertificates.make()
-        try #require(try Self.create(chain, beacons: "\(Self.uuid),1,10", output: "visitor.pkpass").status == 0)
+        try await #require(try Self.create(chain, beacons: "\(Self.uuid),1,10", output: "visitor.pkpass").status == 0)
         var package = try PassPackage.read(zip: Data(contentsOf: URL(fileURLWithPath: chain.path("visitor.pkpass"))))
         package.files["icon.png"]!.append(0)
         try package.zipped().write(to: URL(fileURLWithPath: chain.path("changed.pkpass")))
-        let inspected = try ProximaBinary.run(["pass", "inspect", chain.path("changed.pkpass")])
+        let inspected = try await ProximaBinary.run(["pass", "inspect", chain.path("changed.pkpass")])
         #expect(inspected.status != 0)
         #expect(inspected.standardError.contains("icon.png"), "\(inspected.standardError)")
     }
 
-    @Test func inspectionTakesASignatureOpenSSLMadeAndRefusesOneByAnotherChain() throws {
+    @Test func inspectionTakesASignatureOpenSSLMadeAndRefusesOneByAnotherChain() async throws {
         let chain = try TestPassCertificates.make()
-        try #require(try Self.create(chain, beacons: "\(Self.uuid),1,10", output: "visitor.pkpass").status == 0)
+        try await #require(try Self.create(chain, beacons: "\(Self.uuid),1,10", output: "visitor.pkpass").status == 0)
         var package = try PassPackage.read(zip: Data(contentsOf: URL(fileURLWithPath: chain.path("visitor.pkpass"))))
         try package.files["manifest.json"]!.write(to: URL(fileURLWithPath: chain.path("manifest.json")))
         try chain.openssl(["smime", "-sign", "-binary", "-in", "manifest.json", "-signer", "pass.pem", "-inkey", "pass.key",
                            "-certfile", "wwdr.pem", "-outform", "DER", "-out", "openssl.signature"])
         package.files["signature"] = try Data(contentsOf: URL(fileURLWithPath: chain.path("openssl.signature")))
         try package.zipped().write(to: URL(fileURLWithPath: chain.path("openssl.pkpass")))
-        let accepted = try ProximaBinary.run(["pass", "inspect", chain.path("openssl.pkpass"), "--ca", chain.path("ca.pem")])
+        let accepted = try await ProximaBinary.run(["pass", "inspect", chain.path("openssl.pkpass"), "--ca", chain.path("ca.pem")])
         #expect(accepted.status == 0, "\(accepted.standardError)")
 
         // Signed by a certificate of its own, outside the WWDR chain.
@@ -106,12 +106,12 @@ import Testing
                            "-outform", "DER", "-out", "stranger.signature"])
         package.files["signature"] = try Data(contentsOf: URL(fileURLWithPath: chain.path("stranger.signature")))
         try package.zipped().write(to: URL(fileURLWithPath: chain.path("stranger.pkpass")))
-        let refused = try ProximaBinary.run(["pass", "inspect", chain.path("stranger.pkpass"), "--ca", chain.path("ca.pem")])
+        let refused = try await ProximaBinary.run(["pass", "inspect", chain.path("stranger.pkpass"), "--ca", chain.path("ca.pem")])
         #expect(refused.status != 0)
         #expect(refused.standardError.contains("signature"), "\(refused.standardError)")
     }
 
-    @Test func aPKCS12BundleSignsWithThePasswordFromAFile() throws {
+    @Test func aPKCS12BundleSignsWithThePasswordFromAFile() async throws {
         let chain = try TestPassCertificates.make()
         try chain.openssl(["pkcs12", "-export", "-in", "pass.pem", "-inkey", "pass.key", "-out", "pass.p12", "-passout", "pass:open sesame"])
         try "open sesame\n".write(toFile: chain.path("password"), atomically: true, encoding: .utf8)
@@ -120,24 +120,24 @@ import Testing
         try "\(Self.uuid),1,10".write(toFile: chain.path("beacons.csv"), atomically: true, encoding: .utf8)
         let arguments = ["pass", "create", "--template", template.path, "--beacons", chain.path("beacons.csv"),
                          "--cert", chain.path("pass.p12"), "--wwdr", chain.path("wwdr.pem"), "-o", chain.path("p12.pkpass")]
-        let signed = try ProximaBinary.run(arguments + ["--password-file", chain.path("password")])
+        let signed = try await ProximaBinary.run(arguments + ["--password-file", chain.path("password")])
         #expect(signed.status == 0, "\(signed.standardError)")
-        let inspected = try ProximaBinary.run(["pass", "inspect", chain.path("p12.pkpass"), "--ca", chain.path("ca.pem")])
+        let inspected = try await ProximaBinary.run(["pass", "inspect", chain.path("p12.pkpass"), "--ca", chain.path("ca.pem")])
         #expect(inspected.status == 0, "\(inspected.standardError)")
-        let refused = try ProximaBinary.run(arguments + ["--password-file", chain.path("wrong-password")])
+        let refused = try await ProximaBinary.run(arguments + ["--password-file", chain.path("wrong-password")])
         #expect(refused.status != 0)
         #expect(refused.standardError.contains("--cert: wrong password"), "\(refused.standardError)")
     }
 
-    @Test func validateNamesTheField() throws {
+    @Test func validateNamesTheField() async throws {
         let chain = try TestPassCertificates.make()
         let template = try chain.writeTemplate()
-        let valid = try ProximaBinary.run(["pass", "validate", template.appendingPathComponent("pass.json").path])
+        let valid = try await ProximaBinary.run(["pass", "validate", template.appendingPathComponent("pass.json").path])
         #expect(valid.status == 0, "\(valid.standardError)")
         var pass = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: template.appendingPathComponent("pass.json"))) as? [String: Any])
         pass["backgroundColor"] = "#ff0000"
         try JSONSerialization.data(withJSONObject: pass).write(to: template.appendingPathComponent("bad.json"))
-        let invalid = try ProximaBinary.run(["pass", "validate", template.appendingPathComponent("bad.json").path])
+        let invalid = try await ProximaBinary.run(["pass", "validate", template.appendingPathComponent("bad.json").path])
         #expect(invalid.status != 0)
         #expect(invalid.standardError.contains("backgroundColor"), "\(invalid.standardError)")
     }

@@ -1,3 +1,4 @@
+import BeaconTesting
 import Foundation
 import Testing
 
@@ -27,7 +28,7 @@ struct ProximaBinary {
     /// Runs proxima with standard output on `path` (such as /dev/full) and standard error in a
     /// pipe; the outcome's standard output is empty. `signalled` tells a crash from an exit.
     static func run(_ arguments: [String], standardOutputPath path: String,
-                    environment: [String: String] = [:]) throws -> (outcome: Outcome, signalled: Bool) {
+                    environment: [String: String] = [:]) async throws -> (outcome: Outcome, signalled: Bool) {
         let executable = try #require(url, "the proxima executable was not built next to the tests (swift build --build-tests)")
         let process = Process()
         process.executableURL = executable
@@ -38,17 +39,15 @@ struct ProximaBinary {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try output.close()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (Outcome(status: process.terminationStatus, standardOutput: "",
-                        standardError: String(decoding: errorData, as: UTF8.self)),
-                process.terminationReason == .uncaughtSignal)
+        let finished = try await FinishedProcess.run(process, output: nil, errors: error) { try output.close() }
+        return (Outcome(status: finished.status, standardOutput: "",
+                        standardError: String(decoding: finished.standardError, as: UTF8.self)),
+                finished.signalled)
     }
 
+    /// Runs proxima to its exit, off the cooperative threads (`FinishedProcess`).
     static func run(_ arguments: [String], input: String? = nil, currentDirectory: URL? = nil,
-                    environment: [String: String] = [:]) throws -> Outcome {
+                    environment: [String: String] = [:]) async throws -> Outcome {
         let executable = try #require(url, "the proxima executable was not built next to the tests (swift build --build-tests)")
         let process = Process()
         process.executableURL = executable
@@ -61,14 +60,10 @@ struct ProximaBinary {
         process.standardOutput = output
         process.standardError = error
         process.standardInput = standardInput
-        try process.run()
-        if let input { standardInput.fileHandleForWriting.write(Data(input.utf8)) }
-        try standardInput.fileHandleForWriting.close()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus,
-                       standardOutput: String(decoding: outputData, as: UTF8.self),
-                       standardError: String(decoding: errorData, as: UTF8.self))
+        let finished = try await FinishedProcess.run(process, output: output, errors: error,
+                                                     input: Data((input ?? "").utf8), inputPipe: standardInput)
+        return Outcome(status: finished.status,
+                       standardOutput: String(decoding: finished.standardOutput, as: UTF8.self),
+                       standardError: String(decoding: finished.standardError, as: UTF8.self))
     }
 }

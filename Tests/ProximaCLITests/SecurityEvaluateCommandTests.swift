@@ -14,7 +14,7 @@ import Testing
         """
     }
 
-    @Test func measuresEveryScenarioGivenInOneRun() throws {
+    @Test func measuresEveryScenarioGivenInOneRun() async throws {
         let directory = try SimulatorCommandTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spoofed = directory.appendingPathComponent("spoofed.json")
@@ -23,7 +23,7 @@ import Testing
         let skewed = directory.appendingPathComponent("skewed.json")
         try Data(Self.hall(attacks: #"[{"kind": "clockSkew", "name": "west ahead", "receiver": "west", "at": 50, "offset": 20}, {"kind": "clockSkew", "name": "after the end", "receiver": "east", "at": 400, "offset": 5}]"#).utf8)
             .write(to: skewed)
-        let outcome = try ProximaBinary.run(["security-evaluate", spoofed.path, skewed.path, "--json"])
+        let outcome = try await ProximaBinary.run(["security-evaluate", spoofed.path, skewed.path, "--json"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
         let attacks = try #require(report["attacks"] as? [[String: Any]])
@@ -33,17 +33,17 @@ import Testing
         #expect(attacks.last?["detectedBy"] as? String == "clockSkew")
         #expect((report["falseAlarms"] as? [Any])?.isEmpty == true)
 
-        let text = try ProximaBinary.run(["security-evaluate", spoofed.path, skewed.path])
+        let text = try await ProximaBinary.run(["security-evaluate", spoofed.path, skewed.path])
         #expect(text.standardOutput.contains("Detected: 2 of 2 attacks (100.0 %)"))
         #expect(text.standardOutput.contains("Detection latency p95:"))
     }
 
-    @Test func aMalformedAttackIsRefusedWithItsPath() throws {
+    @Test func aMalformedAttackIsRefusedWithItsPath() async throws {
         let directory = try SimulatorCommandTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("bad.json")
         try Data(Self.hall(attacks: #"[{"kind": "clockSkew", "receiver": "north", "offset": 5}]"#).utf8).write(to: file)
-        let outcome = try ProximaBinary.run(["security-evaluate", file.path])
+        let outcome = try await ProximaBinary.run(["security-evaluate", file.path])
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains(#"attacks[0].receiver: expected the name of a receiver, found "north""#))
     }

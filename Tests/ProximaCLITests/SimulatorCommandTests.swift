@@ -1,3 +1,4 @@
+import BeaconTesting
 import Foundation
 import Testing
 
@@ -21,9 +22,9 @@ import Testing
         return url
     }
 
-    @Test func jsonLinesCarrySightingAndTruthAndRepeatExactly() throws {
+    @Test func jsonLinesCarrySightingAndTruthAndRepeatExactly() async throws {
         let museum = Self.examples.appendingPathComponent("museum.json").path
-        let first = try ProximaBinary.run(["simulate", museum, "--duration", "3", "--json"])
+        let first = try await ProximaBinary.run(["simulate", museum, "--duration", "3", "--json"])
         #expect(first.status == 0, "\(first.standardError)")
         let lines = first.standardOutput.split(separator: "\n")
         #expect(lines.count > 20)
@@ -34,38 +35,38 @@ import Testing
             #expect(sighting["receiver"] is String && sighting["rssi"] is Int)
             #expect((truth["distance"] as? Double ?? -1) >= 0 && truth["regions"] is [Any])
         }
-        let second = try ProximaBinary.run(["simulate", museum, "--duration", "3", "--json"])
+        let second = try await ProximaBinary.run(["simulate", museum, "--duration", "3", "--json"])
         #expect(second.standardOutput == first.standardOutput)
     }
 
-    @Test func aBadScenarioIsRefusedWithThePathOfTheField() throws {
+    @Test func aBadScenarioIsRefusedWithThePathOfTheField() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("bad.json")
         try Data(#"{"venue": {"width": 10, "height": 10}, "beacons": [{"major": 1, "minor": 2, "position": {"x": "abc", "y": 1}}], "receivers": [{"position": {"x": 1, "y": 1}}], "uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}"#.utf8).write(to: file)
-        let outcome = try ProximaBinary.run(["simulate", file.path])
+        let outcome = try await ProximaBinary.run(["simulate", file.path])
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains(#"beacons[0].position.x: expected a number, found "abc""#))
     }
 
     /// A pcap written by `simulate` replays through `scan` into as many sightings.
-    @Test func captureReplaysThroughScan() throws {
+    @Test func captureReplaysThroughScan() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let retail = Self.examples.appendingPathComponent("retail.json").path
         let capture = directory.appendingPathComponent("till.pcap").path
-        let written = try ProximaBinary.run(["simulate", retail, "--duration", "20", "--receiver", "Paris till", "--pcap", capture])
+        let written = try await ProximaBinary.run(["simulate", retail, "--duration", "20", "--receiver", "Paris till", "--pcap", capture])
         #expect(written.status == 0, "\(written.standardError)")
         let count = try #require(written.standardError.split(separator: " ").dropFirst().first.flatMap { Int($0) })
         #expect(count > 50)
-        let replayed = try ProximaBinary.run(["scan", "--replay", capture, "--speed", "0", "--json"])
+        let replayed = try await ProximaBinary.run(["scan", "--replay", capture, "--speed", "0", "--json"])
         #expect(replayed.status == 0, "\(replayed.standardError)")
         #expect(replayed.standardOutput.split(separator: "\n").count == count)
     }
 
     /// btmon and Wireshark's tshark decode every report of the simulated captures. On CI the
     /// tools are installed by scripts/install-test-deps, so their absence there is a failure.
-    @Test func btmonAndTsharkReadTheCaptures() throws {
+    @Test func btmonAndTsharkReadTheCaptures() async throws {
         let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
         let btmon = "/usr/bin/btmon", tshark = "/usr/bin/tshark"
         let haveTools = FileManager.default.isExecutableFile(atPath: btmon) && FileManager.default.isExecutableFile(atPath: tshark)
@@ -76,20 +77,20 @@ import Testing
         let snoop = directory.appendingPathComponent("till.btsnoop").path
         let pcap = directory.appendingPathComponent("till.pcap").path
         for (flag, path) in [("--btsnoop", snoop), ("--pcap", pcap)] {
-            let outcome = try ProximaBinary.run(["simulate", retail, "--duration", "10", "--receiver", "London till", flag, path])
+            let outcome = try await ProximaBinary.run(["simulate", retail, "--duration", "10", "--receiver", "London till", flag, path])
             #expect(outcome.status == 0, "\(outcome.standardError)")
         }
-        let written = try ProximaBinary.run(["simulate", retail, "--duration", "10", "--receiver", "London till", "--json"])
+        let written = try await ProximaBinary.run(["simulate", retail, "--duration", "10", "--receiver", "London till", "--json"])
             .standardOutput.split(separator: "\n").count
         #expect(written > 20)
-        let decoded = try Self.output(of: btmon, ["-r", snoop])
+        let decoded = try await Self.output(of: btmon, ["-r", snoop])
         #expect(decoded.components(separatedBy: "LE Advertising Report (0x02)").count - 1 == written)
         #expect(decoded.contains("Company: Apple, Inc. (76)"))
-        let dissected = try Self.output(of: tshark, ["-r", pcap, "-V"])
+        let dissected = try await Self.output(of: tshark, ["-r", pcap, "-V"])
         #expect(dissected.components(separatedBy: "Sub Event: LE Advertising Report (0x02)").count - 1 == written)
     }
 
-    static func output(of executable: String, _ arguments: [String]) throws -> String {
+    static func output(of executable: String, _ arguments: [String]) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -97,32 +98,30 @@ import Testing
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(executable) exited with \(process.terminationStatus)")
-        return String(decoding: data, as: UTF8.self)
+        let finished = try await FinishedProcess.run(process, output: pipe, errors: nil)
+        #expect(finished.status == 0, "\(executable) exited with \(finished.status)")
+        return String(decoding: finished.standardOutput, as: UTF8.self)
     }
 
-    @Test func simulateIsASourceForScanAndMonitor() throws {
+    @Test func simulateIsASourceForScanAndMonitor() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let museum = try Self.shortened("museum.json", duration: 30, in: directory)
-        let scan = try ProximaBinary.run(["scan", "--simulate", museum, "--speed", "0", "--json"])
+        let scan = try await ProximaBinary.run(["scan", "--simulate", museum, "--speed", "0", "--json"])
         #expect(scan.status == 0, "\(scan.standardError)")
         #expect(scan.standardOutput.split(separator: "\n").count > 100)
-        let monitor = try ProximaBinary.run(["monitor", "--simulate", museum, "--speed", "0", "--json", "--no-stored-regions",
+        let monitor = try await ProximaBinary.run(["monitor", "--simulate", museum, "--speed", "0", "--json", "--no-stored-regions",
                                              "--receiver", "guard", "--region", "F7826DA6-4FA2-4E98-8024-BC5B71E0893E:1"])
         #expect(monitor.status == 0, "\(monitor.standardError)")
         #expect(monitor.standardOutput.contains("F7826DA6-4FA2-4E98-8024-BC5B71E0893E"))
     }
 
-    @Test func evaluatePrintsEveryConfigurationAndWritesThePlot() throws {
+    @Test func evaluatePrintsEveryConfigurationAndWritesThePlot() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let plot = directory.appendingPathComponent("plot.svg").path
         let retail = Self.examples.appendingPathComponent("retail.json").path
-        let outcome = try ProximaBinary.run(["evaluate", retail, "--duration", "300", "--plot", plot])
+        let outcome = try await ProximaBinary.run(["evaluate", retail, "--duration", "300", "--plot", plot])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         for row in ["default: Kalman, robust log-distance, evidence exit", "exit: fixed 10 s (AltBeacon)", "exit: fixed 30 s (iOS-like)",
                     "filter: ARMA 0.1 (AltBeacon)", "distance: bleacon", "Proximity confusion"] {

@@ -14,7 +14,7 @@ import Glibc
 
     /// A symlink at the capture path is followed, not replaced: the link stays and its target
     /// receives the capture.
-    @Test func aCaptureIsWrittenThroughASymlink() throws {
+    @Test func aCaptureIsWrittenThroughASymlink() async throws {
         let directory = try SimulatorCommandTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let museum = SimulatorCommandTests.examples.appendingPathComponent("museum.json").path
@@ -25,7 +25,7 @@ import Glibc
         let link = directory.appendingPathComponent("link.pcap")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
 
-        let outcome = try ProximaBinary.run(["simulate", museum, "--duration", "2", "--receiver", "guard", "--pcap", link.path])
+        let outcome = try await ProximaBinary.run(["simulate", museum, "--duration", "2", "--receiver", "guard", "--pcap", link.path])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(Self.fileType(link.path) == S_IFLNK)
         let written = try Data(contentsOf: target)
@@ -34,7 +34,7 @@ import Glibc
     }
 
     /// A FIFO at the capture path stays a FIFO, and the reader at its other end gets the capture.
-    @Test func aCaptureIsWrittenIntoAFIFO() throws {
+    @Test func aCaptureIsWrittenIntoAFIFO() async throws {
         let directory = try SimulatorCommandTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let museum = SimulatorCommandTests.examples.appendingPathComponent("museum.json").path
@@ -47,7 +47,7 @@ import Glibc
         #expect(reader >= 0)
         defer { close(reader) }
 
-        let outcome = try ProximaBinary.run(["simulate", museum, "--duration", "1", "--receiver", "guard", "--btsnoop", fifo])
+        let outcome = try await ProximaBinary.run(["simulate", museum, "--duration", "1", "--receiver", "guard", "--btsnoop", fifo])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(Self.fileType(fifo) == S_IFIFO)
         var received: [UInt8] = []
@@ -63,18 +63,18 @@ import Glibc
 
     /// A device at the capture path is written, not replaced; a full one is an error.
     @Test(.enabled(if: fileType("/dev/full") == S_IFCHR))
-    func aCaptureIntoAFullDeviceFailsAndLeavesTheDevice() throws {
+    func aCaptureIntoAFullDeviceFailsAndLeavesTheDevice() async throws {
         let museum = SimulatorCommandTests.examples.appendingPathComponent("museum.json").path
-        let outcome = try ProximaBinary.run(["simulate", museum, "--duration", "1", "--receiver", "guard", "--pcap", "/dev/full"])
+        let outcome = try await ProximaBinary.run(["simulate", museum, "--duration", "1", "--receiver", "guard", "--pcap", "/dev/full"])
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains("Error"))
         #expect(Self.fileType("/dev/full") == S_IFCHR)
     }
 
     @Test(arguments: ["simulate", "evaluate"])
-    func aDurationFlagHasTheScenarioFilesLimit(command: String) throws {
+    func aDurationFlagHasTheScenarioFilesLimit(command: String) async throws {
         let museum = SimulatorCommandTests.examples.appendingPathComponent("museum.json").path
-        let outcome = try ProximaBinary.run([command, museum, "--duration", "1e8"])
+        let outcome = try await ProximaBinary.run([command, museum, "--duration", "1e8"])
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains("--duration: expected a number of seconds in 0.001…10000000"))
         #expect(outcome.standardError.contains("found 100000000.0"))
@@ -82,7 +82,7 @@ import Glibc
 
     /// The plot is output of the run: it goes to the current directory by default, never beside
     /// the scenario, and to `--svg PATH` when given.
-    @Test func evaluateWritesItsPlotInTheCurrentDirectory() throws {
+    @Test func evaluateWritesItsPlotInTheCurrentDirectory() async throws {
         let directory = try SimulatorCommandTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let scenarios = directory.appendingPathComponent("scenarios")
@@ -90,14 +90,14 @@ import Glibc
         for folder in [scenarios, work] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         let museum = try SimulatorCommandTests.shortened("museum.json", duration: 20, in: scenarios)
 
-        let byDefault = try ProximaBinary.run(["evaluate", museum], currentDirectory: work)
+        let byDefault = try await ProximaBinary.run(["evaluate", museum], currentDirectory: work)
         #expect(byDefault.status == 0, "\(byDefault.standardError)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == ["museum.svg"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: scenarios.path) == ["museum.json"])
         #expect(byDefault.standardOutput.hasSuffix("Plot: museum.svg\n"))
 
         let chosen = directory.appendingPathComponent("chosen.svg").path
-        let explicit = try ProximaBinary.run(["evaluate", museum, "--svg", chosen], currentDirectory: work)
+        let explicit = try await ProximaBinary.run(["evaluate", museum, "--svg", chosen], currentDirectory: work)
         #expect(explicit.status == 0, "\(explicit.standardError)")
         #expect(try String(contentsOfFile: chosen, encoding: .utf8).hasPrefix("<svg"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: scenarios.path) == ["museum.json"])

@@ -35,13 +35,13 @@ import Testing
     ]
 
     @Test(arguments: commands)
-    func aFullStandardOutputIsAnErrorAndANonZeroExit(arguments: [String]) throws {
+    func aFullStandardOutputIsAnErrorAndANonZeroExit(arguments: [String]) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-full-\(UUID().uuidString)")
         defer {
             try? FileManager.default.removeItem(at: directory)
             try? FileManager.default.removeItem(atPath: Self.plot)
         }
-        let (outcome, signalled) = try ProximaBinary.run(arguments, standardOutputPath: "/dev/full",
+        let (outcome, signalled) = try await ProximaBinary.run(arguments, standardOutputPath: "/dev/full",
                                                          environment: ["PROXIMA_CONFIG_DIR": directory.path])
         #expect(!signalled, "crashed: \(outcome.standardError)")
         #expect(outcome.status == 1)
@@ -79,11 +79,11 @@ import Testing
         (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
     }
 
-    @Test func scanAndDecodeWriteAnEddystoneURLAlike() throws {
+    @Test func scanAndDecodeWriteAnEddystoneURLAlike() async throws {
         let capture = try Self.eddystoneCapture()
         defer { try? FileManager.default.removeItem(at: capture) }
-        let scanned = try ProximaBinary.run(["scan", "--replay", capture.path, "--speed", "0", "--json"])
-        let decoded = try ProximaBinary.run(["decode", "--all-formats", "--json", Self.eddystoneData.map { String(format: "%02X", $0) }.joined()])
+        let scanned = try await ProximaBinary.run(["scan", "--replay", capture.path, "--speed", "0", "--json"])
+        let decoded = try await ProximaBinary.run(["decode", "--all-formats", "--json", Self.eddystoneData.map { String(format: "%02X", $0) }.joined()])
         #expect(scanned.status == 0, "\(scanned.standardError)")
         #expect(decoded.status == 0, "\(decoded.standardError)")
         for output in [scanned.standardOutput, decoded.standardOutput] {
@@ -94,16 +94,16 @@ import Testing
     }
 
     /// 2025-11-13T02:13:20.000Z is 1,763,000,000 s after 1970.
-    @Test func scanAndMonitorShowTimesInISO8601UTC() throws {
+    @Test func scanAndMonitorShowTimesInISO8601UTC() async throws {
         let capture = try Self.eddystoneCapture()
         defer { try? FileManager.default.removeItem(at: capture) }
-        let scanned = try ProximaBinary.run(["scan", "--replay", capture.path, "--speed", "0"])
+        let scanned = try await ProximaBinary.run(["scan", "--replay", capture.path, "--speed", "0"])
         #expect(scanned.standardOutput.hasPrefix("2025-11-13T02:13:20.000Z  00:AA:01:00:00:42  Eddystone-URL"),
                 "\(scanned.standardOutput)")
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-time-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let monitor = try EngineCommandTests.proxima(["monitor", "--replay", Self.capture, "--speed", "0", "--no-stored-regions",
+        let monitor = try await EngineCommandTests.proxima(["monitor", "--replay", Self.capture, "--speed", "0", "--no-stored-regions",
                                                       "--region", Self.uuid], configuration: directory)
         let lines = monitor.output.split(separator: "\n")
         #expect(lines.count == 2, "\(monitor.output)")

@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The simulation and positioning modules compiled with optimisation in the test build
+/// (`scripts/test` sets PROXIMA_OPTIMIZE_SIMULATION=1): unoptimised, the location evaluation
+/// runs 15 times slower (home.json's 120 s positions section: 35 s against 2.3 s), and CI's
+/// second pass spent 18 of its 60 minutes there. Opt-in, because a package with unsafe flags
+/// cannot be another package's dependency.
+let simulationSettings: [SwiftSetting] = Context.environment["PROXIMA_OPTIMIZE_SIMULATION"] == "1"
+    ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
+
 let package = Package(
     name: "Proxima",
     products: [
@@ -41,18 +49,20 @@ let package = Package(
     targets: [
         .target(
             name: "BeaconKit",
-            dependencies: [.product(name: "DequeModule", package: "swift-collections"), "CPrefetch"]
+            dependencies: [.product(name: "DequeModule", package: "swift-collections"), "CPrefetch"],
+            swiftSettings: simulationSettings
         ),
         .target(name: "CPrefetch"),
         .target(name: "CHCIShim"),
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(
             name: "BeaconSimulator",
-            dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation", .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation", .product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: simulationSettings
         ),
         // Spoof and replay checks (issue 15): a pure, clock-driven detector of the sighting stream.
         .target(name: "BeaconSecurity", dependencies: ["BeaconKit", "BeaconRotation"]),
-        .target(name: "BeaconLocate", dependencies: ["BeaconKit"]),
+        .target(name: "BeaconLocate", dependencies: ["BeaconKit"], swiftSettings: simulationSettings),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
         // Rotating identities (issue 15): pure derivation and window rule, shared by the
         // advertiser and the server.

@@ -29,7 +29,7 @@ public struct ParticleFilter: Sendable, Hashable {
         }
     }
 
-    public let anchors: AnchorSet
+    public private(set) var anchors: AnchorSet
     public let walls: [Segment]
     public let configuration: Configuration
     private var xs: [Double] = []
@@ -49,6 +49,14 @@ public struct ParticleFilter: Sendable, Hashable {
         self.walls = walls.map(\.segment)
         self.configuration = configuration
         generator = SplitMix64(seed: configuration.seed)
+    }
+
+    /// The same anchors under a new calibration (path-loss model, powers, gains): the particles
+    /// stay where they are. A caller that keeps a filter across refits of its site's
+    /// calibration weighs the next scans with the new model instead of starting a new cloud.
+    public mutating func reanchor(_ anchors: AnchorSet) {
+        precondition(anchors.xs.count == self.anchors.xs.count, "a particle filter is reanchored to the same anchors only")
+        self.anchors = anchors
     }
 
     /// Moves the particles to `time` and weighs them with the scan. The first scan scatters

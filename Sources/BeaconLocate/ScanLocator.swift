@@ -62,10 +62,20 @@ public struct ScanLocator: Sendable {
     /// The particle filter's fix for a receiver whose filter the caller keeps (nil before its
     /// first scan): a caller with many receivers drops a filter with its receiver, where the
     /// locator's own would stay until ``maximumTrackedReceivers``. Nil for other methods.
+    ///
+    /// A kept filter takes this locator's anchors, so a caller that rebuilds its locator with a
+    /// new calibration keeps the cloud and weighs it with the new model.
     public func locate(_ readings: [Reading], receiver: String, at time: Double, filter: inout ParticleFilter?) -> Fix? {
         guard method == .particle else { return nil }
         let corrected = corrected(readings, receiver: receiver)
-        if filter == nil { filter = makeFilter(for: receiver) }
+        if filter == nil {
+            filter = makeFilter(for: receiver)
+        } else if filter!.anchors.xs.count == anchors.xs.count {
+            filter!.reanchor(anchors)
+        } else {
+            // Another map's filter: nothing of it applies here.
+            filter = makeFilter(for: receiver)
+        }
         return filter!.update(corrected, at: time, positionHint: hint(for: readings), recoveryHint: recoveryHint(raw: readings, corrected: corrected))
     }
 

@@ -45,6 +45,33 @@ import Testing
         #expect(unused == nil)
     }
 
+    /// A server rebuilds its locators at each refit of the calibration; the filter it keeps
+    /// takes the new locator's anchors at the next scan and goes on from where its cloud was,
+    /// where a filter started afresh would begin again from a weighted centroid.
+    @Test func aKeptFilterTakesARebuiltLocatorsCalibration() throws {
+        let before = ScanLocator(method: .particle, map: map, model: model, attenuatingWalls: true)
+        let refitted = PathLossModel(exponent: 2.3, defaultPower: -61)
+        let after = ScanLocator(method: .particle, map: map, model: refitted, attenuatingWalls: true)
+        var filter: ParticleFilter?
+        var generator = SplitMix64(seed: 11)
+        let steps = walk()
+        for step in steps.prefix(15) {
+            _ = before.locate(readings(at: step.spot, anchors: before.anchors, generator: &generator), receiver: "phone", at: step.time, filter: &filter)
+        }
+        #expect(filter?.anchors == before.anchors)
+        var fresh: ParticleFilter?
+        let scan = readings(at: steps[15].spot, anchors: after.anchors, generator: &generator)
+        var continued = filter
+        let kept = try #require(after.locate(scan, receiver: "phone", at: steps[15].time, filter: &continued))
+        _ = after.locate(scan, receiver: "phone", at: steps[15].time, filter: &fresh)
+        #expect(continued?.anchors == after.anchors)
+        #expect(continued?.anchors.model == refitted)
+        // The same scan through a filter with the same anchors from the start: only the
+        // cloud's history differs, so the kept filter was moved on, not replaced.
+        #expect(continued != fresh)
+        #expect(kept.position.distance(to: steps[15].spot) < 3, "\(kept.position)")
+    }
+
     @Test func aDeciderWithTheCallersParticlesDecidesAsWithItsOwn() {
         let configuration = RoomDecider.Configuration.tags.scaled(particles: 200, signalCells: 100)
         var own = RoomDecider(map: map, model: model, configuration: configuration)

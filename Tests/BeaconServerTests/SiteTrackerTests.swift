@@ -130,6 +130,57 @@ struct SiteTrackerTests {
         #expect(errors[1] < errors[0] / 2, "\(errors)")
     }
 
+    /// One second of a phone at `position` hearing the map's fixed beacons (five packets each,
+    /// through the walls), after the fixed gateways' second that calibrates the site.
+    static func phoneSecond(_ start: Double, phone: String, at position: Position, into tracker: inout SiteTracker) -> [SubjectRoomChange] {
+        let changes = second(start, tag: carried(0), at: nil, into: &tracker)
+        var batch: [Sighting] = []
+        for step in 0..<5 {
+            for beacon in PositionTests.map.beacons {
+                batch.append(PositionTests.sighting(start + Double(step) * 0.2, phone, beacon.identity!,
+                                                    rssi: PositionTests.rssi(from: beacon.position, to: position)))
+            }
+        }
+        return changes + tracker.receive(batch, gateway: phone)
+    }
+
+    /// `proxima serve --phone-room-particles`: each phone keeps its own particle filter. It
+    /// walks west, through the door, east; its particle fix is its position, and each refit of
+    /// the calibration (every 30 s) reanchors the phone's cloud instead of dropping it.
+    @Test func aPhoneWithParticlesKeepsItsOwnCloudAcrossRefits() throws {
+        var tracker = SiteTracker(map: Self.placedMap, configuration: .init(phoneRooms: .serverPhones(particles: 200)))
+        var changes: [SubjectRoomChange] = []
+        var models: Set<PathLossModel> = []
+        for second in 0..<90 {
+            let time = 100 + Double(second)
+            // Half a metre a second along y = 5 from x = 3 to x = 17, then standing.
+            let x = min(17, 3 + max(0, time - 130) * 0.5)
+            changes += Self.phoneSecond(time, phone: "phone-anna", at: Position(x: x, y: 5), into: &tracker)
+            // A cycle is located when the next one opens.
+            guard second > 0 else { continue }
+            let particles = try #require(tracker.subjects[.phone("phone-anna")]?.particles, "the phone has no particle filter at \(time)")
+            models.insert(particles.anchors.model)
+            #expect(particles.configuration.particles == 200)
+        }
+        // At least two calibrations were in force in turn, and the kept cloud took each.
+        #expect(tracker.calibratedAt != nil)
+        #expect(models.count >= 2, "\(models.count) models")
+        #expect(tracker.subjects[.phone("phone-anna")]?.particles?.anchors.model == tracker.model)
+        #expect(changes.filter { $0.subject == .phone("phone-anna") }.map { "\($0.kind) \($0.room)" } == ["enter west", "exit west", "enter east"])
+        let position = try #require(tracker.position(of: "phone-anna"))
+        #expect(position.method == LocateMethod.particle.rawValue && position.room == "east")
+        #expect(Position(x: try #require(position.x), y: try #require(position.y)).distance(to: Position(x: 17, y: 5)) < 2.5, "\(position)")
+    }
+
+    /// Without the option a phone keeps no particles: the default costs no memory per subject.
+    @Test func aPhoneWithoutParticlesKeepsNone() throws {
+        var tracker = SiteTracker(map: Self.placedMap)
+        for second in 0..<5 { _ = Self.phoneSecond(100 + Double(second), phone: "phone-anna", at: Position(x: 4, y: 5), into: &tracker) }
+        let subject = try #require(tracker.subjects[.phone("phone-anna")])
+        #expect(subject.particles == nil)
+        #expect(tracker.position(of: "phone-anna")?.method == LocateMethod.trilateration.rawValue)
+    }
+
     @Test func sightingsOutOfOrderAcrossGatewaysAreCountedAndUnusableTimesSkipped() {
         var tracker = SiteTracker(map: PositionTests.map)
         let tag = Self.carried(1)

@@ -134,3 +134,26 @@ import Testing
         #expect(refused.standardError.contains("'no-security-checks' is a flag: true or false, found 'maybe'"), "\(refused.standardError)")
     }
 }
+
+/// `serve --phone-room-particles` (docs/server.md, "Tracking"): from the options file, and a
+/// value out of range refused with the option's name.
+@Suite struct PhoneRoomParticlesOptionTests {
+    @Test func phoneRoomParticlesComesFromTheOptionsFileAndOutOfRangeIsRefused() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("proxima.conf").path
+        try "[serve]\nphone-room-particles = 300\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let fromFile = try await ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
+        #expect(fromFile.status == 0, "\(fromFile.standardError)")
+        #expect(fromFile.standardOutput.contains("phone-room-particles = 300  (\(path):2)"), "\(fromFile.standardOutput)")
+
+        for value in ["5001", "-1"] {
+            // The bad log format only stops a server from starting should the check be lost
+            // (validation reports the first refusal, and this one is checked first).
+            let refused = try await ProximaBinary.run(["serve", "--config-file", path, "--phone-room-particles=\(value)", "--log-format", "none"])
+            #expect(refused.status != 0)
+            #expect(refused.standardError.contains("--phone-room-particles must be in 0…5000, got \(value)"), "\(refused.standardError)")
+        }
+    }
+}

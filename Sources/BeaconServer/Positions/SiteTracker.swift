@@ -20,8 +20,10 @@ import Foundation
 /// Per cycle (one second of the gateways' clock) each subject's readings are averaged per anchor
 /// and located by robust trilateration (with the map's walls where the room decider runs: its
 /// own fix is the position). Rooms are decided by BeaconLocate's ``RoomDecider``
-/// without particles (``Configuration/beaconRooms``, ``Configuration/phoneRooms``: the signal
-/// model and trilateration, a belief per subject that the tracker keeps); carried beacons on a
+/// (``Configuration/beaconRooms``, ``Configuration/phoneRooms``), by default without particles
+/// (the signal model and trilateration, a belief per subject that the tracker keeps); with a
+/// particle configuration (``RoomDecider/Configuration/serverPhones(particles:)``) each subject
+/// also keeps its own particle filter, whose fix is then the position. Carried beacons on a
 /// map with receivers that have only a room (one scanner per room) keep ``RoomPresence``, which
 /// takes each receiver's mean of the cycle. Work per batch is proportional to the batch and
 /// to the subjects that fell silent lately, never to everything heard before; at most
@@ -68,6 +70,9 @@ public struct SiteTracker: Sendable {
 
     struct Subject: Sendable {
         var rooms: Rooms
+        /// The subject's particle filter where its room decider runs one (nil before its first
+        /// cycle); it goes with the subject when the subject is evicted.
+        var particles: ParticleFilter?
         var lastHeard: Double
         var lastCycle: Int
         var power: Double
@@ -95,7 +100,7 @@ public struct SiteTracker: Sendable {
     /// Nil where ``RoomPresence`` decides (no rooms; receivers with only a room).
     private var beaconRooms: RoomDecider?
     private var phoneRooms: RoomDecider?
-    private var subjects: [TrackedSubject: Subject] = [:]
+    private(set) var subjects: [TrackedSubject: Subject] = [:]
     private var pending: [TrackedSubject: [Int: (sum: Double, count: Int)]] = [:]
     /// Subject → presence receiver (gateway, or fixed beacon for a phone) → corrected RSSI sums.
     private var pendingPresence: [TrackedSubject: [String: (sum: Double, count: Int)]] = [:]
@@ -311,8 +316,8 @@ public struct SiteTracker: Sendable {
             if case .decider(var track) = state.rooms {
                 // The readings are already corrected, so the decider's receiver has no gain.
                 let decision = switch subject {
-                case .beacon: beaconRooms?.decide(&track, subject: "", readings: readings, receiver: "", time: time)
-                case .phone: phoneRooms?.decide(&track, subject: "", readings: readings, receiver: "", time: time)
+                case .beacon: Self.decide(&beaconRooms, &track, particles: &state.particles, readings: readings, time: time)
+                case .phone: Self.decide(&phoneRooms, &track, particles: &state.particles, readings: readings, time: time)
                 }
                 state.rooms = .decider(track)
                 if let decision {
@@ -320,7 +325,7 @@ public struct SiteTracker: Sendable {
                     if !decision.events.isEmpty { changes.append((subject, decision.events)) }
                 }
             }
-            let fix = decided[.trilateration] ?? {
+            let fix = decided[.trilateration] ?? decided[.particle] ?? {
                 switch subject {
                 case .phone: beaconLocator.locate(readings)
                 case .beacon: receiverLocator.locate(readings)
@@ -337,6 +342,17 @@ public struct SiteTracker: Sendable {
         return changes.sorted { $0.subject < $1.subject }.flatMap { entry in
             entry.events.map { SubjectRoomChange(subject: entry.subject, room: $0.room, kind: $0.kind, time: $0.time) }
         }
+    }
+
+    /// One cycle of a subject's corrected readings through its room decider, with the
+    /// subject's own particle filter where the decider runs one.
+    private static func decide(_ decider: inout RoomDecider?, _ track: inout RoomFilter.Track?, particles: inout ParticleFilter?,
+                               readings: [Reading], time: Double) -> RoomDecider.Decision? {
+        guard decider != nil else { return nil }
+        if decider!.usesParticles {
+            return decider!.decide(&track, particles: &particles, subject: "", readings: readings, receiver: "", time: time)
+        }
+        return decider!.decide(&track, subject: "", readings: readings, receiver: "", time: time)
     }
 
     /// Adds the cycle's link means to the calibrator (corrected for the walls between, which

@@ -41,9 +41,17 @@ public enum ServeRunner {
         public var mqttMessages = ServerMQTTMessages.Options()
         /// Spoof and replay detection on every sighting (`--no-security-checks` turns it off).
         public var securityChecks = true
+        /// Particles of each phone's own room filter (`--phone-room-particles`); 0 decides
+        /// phones' rooms without particles.
+        public var phoneRoomParticles = 0
 
         public init() {}
     }
+
+    /// The most particles `--phone-room-particles` takes: a particle filter's work and memory
+    /// grow with its particles, and beyond a few thousand a phone's cycle costs more than a
+    /// second's worth of CPU on a small gateway host.
+    public static let maximumPhoneRoomParticles = 5_000
 
     /// Runs until shut down. `announce` receives the lines a user must see once (address, token).
     ///
@@ -72,6 +80,9 @@ public enum ServeRunner {
         configuration.secretKey = options.secretKey
         configuration.securityChecks = options.securityChecks
         configuration.batchBurst = options.batchesPerSecond * 2
+        if options.phoneRoomParticles > 0 {
+            configuration.tracking.phoneRooms = .serverPhones(particles: options.phoneRoomParticles)
+        }
         if let mqtt = options.mqtt {
             var messages = options.mqttMessages
             messages.instance = options.instanceName

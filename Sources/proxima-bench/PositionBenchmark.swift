@@ -86,6 +86,45 @@ enum PositionBenchmark {
         return result
     }
 
+    static let phoneCount = 200
+
+    /// `phoneCount` phones walking the floor, each posting every half second a batch of what
+    /// it hears of the 8 fixed beacons, after the fixed gateways' batches of the fixed beacons
+    /// (which calibrate the site): the phones' rooms with and without particles.
+    static func phoneBatches(map: SiteMap, start: Double) -> [(gateway: String, sightings: [Sighting])] {
+        var generator = SplitMix64(seed: 43)
+        var positions = (0..<phoneCount).map { _ in
+            Position(x: Double.random(in: 0...50, using: &generator), y: Double.random(in: 0...20, using: &generator))
+        }
+        let model = PathLossModel(exponent: 2.2)
+        var result: [(gateway: String, sightings: [Sighting])] = []
+        for half in 0..<(seconds * 2) {
+            if half % 2 == 0 {
+                for index in positions.indices {
+                    positions[index].x = min(50, max(0, positions[index].x + Double.random(in: -1...1, using: &generator)))
+                    positions[index].y = min(20, max(0, positions[index].y + Double.random(in: -1...1, using: &generator)))
+                }
+            }
+            let base = start + Double(half) * 0.5
+            let listeners = gatewayPositions.enumerated().map { ("gw-\($0.offset)", $0.element) }
+                + positions.enumerated().map { ("phone-\($0.offset)", $0.element) }
+            for (offset, listener) in listeners.enumerated() {
+                var sightings: [Sighting] = []
+                for (index, beacon) in map.beacons.enumerated() {
+                    let d2 = (beacon.position.x - listener.1.x) * (beacon.position.x - listener.1.x) + (beacon.position.y - listener.1.y) * (beacon.position.y - listener.1.y)
+                    guard d2 < 625 else { continue }
+                    let value = model.expectedRSSI(power: -59, squaredDistance: d2) - map.wallLoss(from: beacon.position, to: listener.1)
+                        + Double.random(in: -4...4, using: &generator)
+                    guard value >= -100 else { continue }
+                    sightings.append(Sighting(time: base + Double(offset) * 0.0001, receiver: listener.0, address: BluetoothAddress(rawValue: UInt64(100_000 + index)),
+                                              rssi: Int8(value.rounded()), frame: .iBeacon(IBeaconFrame(identity: beacon.identity!, measuredPower: MeasuredPower(-59)))))
+                }
+                result.append((listener.0, sightings))
+            }
+        }
+        return result
+    }
+
     static func run() async throws {
         let map = try SiteMap.decode(Data(mapJSON.utf8))
         let start = (Date().timeIntervalSince1970 - 3_600).rounded(.down)
@@ -108,6 +147,20 @@ enum PositionBenchmark {
             print(String(format: "tracker alone, %@: %.0f batches/s, %.0f fixes/s, %.0f sightings/s (%d fixes, %d room changes, %d subjects, calibration n = %.2f)",
                          label, Double(work.count) / elapsed, Double(tracker.fixCount) / elapsed, Double(sightings) / elapsed, tracker.fixCount, changes,
                          tracker.subjectCount, tracker.calibration?.exponent ?? .nan))
+        }
+
+        let phoneWork = phoneBatches(map: map, start: start)
+        for (label, rooms) in [("phones without particles", SiteTracker.Configuration().phoneRooms),
+                               ("phones with 300 particles each", RoomDecider.Configuration.serverPhones(particles: 300))] {
+            var tracker = SiteTracker(map: map, configuration: .init(phoneRooms: rooms))
+            let began = clock.now
+            var changes = 0
+            for batch in phoneWork { changes += tracker.receive(batch.sightings, gateway: batch.gateway).count }
+            changes += tracker.advance(to: start + Double(seconds) + 1).count
+            let elapsed = began.duration(to: clock.now).seconds
+            print(String(format: "tracker alone, %@: %.3f ms per phone and cycle, %.0f fixes/s (%d phones × %d s, %d fixes, %d room changes)",
+                         label, elapsed * 1000 / Double(phoneCount * seconds), Double(tracker.fixCount) / elapsed, phoneCount, seconds,
+                         tracker.fixCount, changes))
         }
 
         for withMap in [false, true] {

@@ -45,26 +45,38 @@ enum PositionBenchmark {
     }
 
     /// Batches in posting order; sighting times start at `start`.
+    /// `count` walkers at random spots of the floor.
+    static func walkers(_ count: Int, generator: inout SplitMix64) -> [Position] {
+        (0..<count).map { _ in Position(x: Double.random(in: 0...50, using: &generator), y: Double.random(in: 0...20, using: &generator)) }
+    }
+
+    /// Each walker's step of up to a metre each way, kept on the floor.
+    static func step(_ positions: inout [Position], generator: inout SplitMix64) {
+        for index in positions.indices {
+            positions[index].x = min(50, max(0, positions[index].x + Double.random(in: -1...1, using: &generator)))
+            positions[index].y = min(20, max(0, positions[index].y + Double.random(in: -1...1, using: &generator)))
+        }
+    }
+
+    /// The benchmark's radio: log-distance (n = 2.2) with the map's walls and ±4 dB, heard
+    /// within 25 m down to −100 dBm.
+    static func rssi(_ from: Position, _ to: Position, map: SiteMap, generator: inout SplitMix64) -> Int8? {
+        let d2 = (from.x - to.x) * (from.x - to.x) + (from.y - to.y) * (from.y - to.y)
+        guard d2 < 625 else { return nil }
+        let value = PathLossModel(exponent: 2.2).expectedRSSI(power: -59, squaredDistance: d2) - map.wallLoss(from: from, to: to)
+            + Double.random(in: -4...4, using: &generator)
+        return value < -100 ? nil : Int8(value.rounded())
+    }
+
     static func batches(map: SiteMap, start: Double) -> [Batch] {
         var generator = SplitMix64(seed: 42)
-        var positions = (0..<carriedBeacons).map { _ in
-            Position(x: Double.random(in: 0...50, using: &generator), y: Double.random(in: 0...20, using: &generator))
-        }
-        let model = PathLossModel(exponent: 2.2)
+        var positions = walkers(carriedBeacons, generator: &generator)
         func rssi(_ from: Position, _ to: Position, _ generator: inout SplitMix64) -> Int8? {
-            let d2 = (from.x - to.x) * (from.x - to.x) + (from.y - to.y) * (from.y - to.y)
-            guard d2 < 625 else { return nil }
-            let value = model.expectedRSSI(power: -59, squaredDistance: d2) - map.wallLoss(from: from, to: to) + Double.random(in: -4...4, using: &generator)
-            return value < -100 ? nil : Int8(value.rounded())
+            Self.rssi(from, to, map: map, generator: &generator)
         }
         var result: [Batch] = []
         for half in 0..<(seconds * 2) {
-            if half % 2 == 0 {
-                for index in positions.indices {
-                    positions[index].x = min(50, max(0, positions[index].x + Double.random(in: -1...1, using: &generator)))
-                    positions[index].y = min(20, max(0, positions[index].y + Double.random(in: -1...1, using: &generator)))
-                }
-            }
+            if half % 2 == 0 { step(&positions, generator: &generator) }
             for gateway in 0..<gatewayCount {
                 let at = gatewayPositions[gateway]
                 var sightings: [Sighting] = []
@@ -93,31 +105,19 @@ enum PositionBenchmark {
     /// (which calibrate the site): the phones' rooms with and without particles.
     static func phoneBatches(map: SiteMap, start: Double) -> [(gateway: String, sightings: [Sighting])] {
         var generator = SplitMix64(seed: 43)
-        var positions = (0..<phoneCount).map { _ in
-            Position(x: Double.random(in: 0...50, using: &generator), y: Double.random(in: 0...20, using: &generator))
-        }
-        let model = PathLossModel(exponent: 2.2)
+        var positions = walkers(phoneCount, generator: &generator)
         var result: [(gateway: String, sightings: [Sighting])] = []
         for half in 0..<(seconds * 2) {
-            if half % 2 == 0 {
-                for index in positions.indices {
-                    positions[index].x = min(50, max(0, positions[index].x + Double.random(in: -1...1, using: &generator)))
-                    positions[index].y = min(20, max(0, positions[index].y + Double.random(in: -1...1, using: &generator)))
-                }
-            }
+            if half % 2 == 0 { step(&positions, generator: &generator) }
             let base = start + Double(half) * 0.5
             let listeners = gatewayPositions.enumerated().map { ("gw-\($0.offset)", $0.element) }
                 + positions.enumerated().map { ("phone-\($0.offset)", $0.element) }
             for (offset, listener) in listeners.enumerated() {
                 var sightings: [Sighting] = []
                 for (index, beacon) in map.beacons.enumerated() {
-                    let d2 = (beacon.position.x - listener.1.x) * (beacon.position.x - listener.1.x) + (beacon.position.y - listener.1.y) * (beacon.position.y - listener.1.y)
-                    guard d2 < 625 else { continue }
-                    let value = model.expectedRSSI(power: -59, squaredDistance: d2) - map.wallLoss(from: beacon.position, to: listener.1)
-                        + Double.random(in: -4...4, using: &generator)
-                    guard value >= -100 else { continue }
+                    guard let value = rssi(beacon.position, listener.1, map: map, generator: &generator) else { continue }
                     sightings.append(Sighting(time: base + Double(offset) * 0.0001, receiver: listener.0, address: BluetoothAddress(rawValue: UInt64(100_000 + index)),
-                                              rssi: Int8(value.rounded()), frame: .iBeacon(IBeaconFrame(identity: beacon.identity!, measuredPower: MeasuredPower(-59)))))
+                                              rssi: value, frame: .iBeacon(IBeaconFrame(identity: beacon.identity!, measuredPower: MeasuredPower(-59)))))
                 }
                 result.append((listener.0, sightings))
             }

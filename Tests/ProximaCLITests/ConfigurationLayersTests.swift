@@ -116,13 +116,22 @@ import Testing
     }
 }
 
+/// An options file alone in a temporary folder.
+struct OptionsFile {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-config-\(UUID().uuidString)")
+    var path: String { folder.appendingPathComponent("proxima.conf").path }
+
+    init() throws { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+}
+
 /// `serve --no-security-checks` (docs/security.md, "In the server") in the options file.
 @Suite struct SecurityChecksOptionTests {
     @Test func noSecurityChecksComesFromTheOptionsFileAndABadValueIsRefused() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("proxima.conf").path
+        let file = try OptionsFile()
+        defer { file.remove() }
+        let path = file.path
         try "[serve]\nno-security-checks = true\n".write(toFile: path, atomically: true, encoding: .utf8)
         let fromFile = try await ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
         #expect(fromFile.status == 0, "\(fromFile.standardError)")
@@ -139,10 +148,9 @@ import Testing
 /// value out of range refused with the option's name.
 @Suite struct PhoneRoomParticlesOptionTests {
     @Test func phoneRoomParticlesComesFromTheOptionsFileAndOutOfRangeIsRefused() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxima-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("proxima.conf").path
+        let file = try OptionsFile()
+        defer { file.remove() }
+        let path = file.path
         try "[serve]\nphone-room-particles = 300\n".write(toFile: path, atomically: true, encoding: .utf8)
         let fromFile = try await ProximaBinary.run(["serve", "--config-file", path, "--show-config"])
         #expect(fromFile.status == 0, "\(fromFile.standardError)")

@@ -39,6 +39,9 @@ public struct LocationEvaluation: Sendable {
     public static let maximumSeeds = 64
     public var fixRooms = FixRoomPresence.Configuration()
     public var roomPresence = RoomPresence.Configuration()
+    /// Room deciders from outside this module (the server's tracker), made afresh for each
+    /// seed's scenario and scored beside the evaluation's own rows.
+    public var externalDeciders: [@Sendable (Scenario) -> any ExternalRoomDecider] = []
 
     public init(scenario: Scenario) {
         self.scenario = scenario
@@ -87,6 +90,7 @@ public struct LocationEvaluation: Sendable {
             let survey = SimulatedSurvey.tags(scenario, grid: grid, like: tag, height: tag.position.z, duration: surveyDuration, gateways: gateways)
             pass.tagSurvey = survey.fingerprints
         }
+        pass.external = externalDeciders.map { $0(scenario) }
         var simulation = Simulation(scenario: scenario)
         while let item = simulation.next() { pass.receive(item) }
         pass.finish()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeaconSimulator
+import BeaconServer
 import Foundation
 
 /// `proxima evaluate SCENARIO`: the engine on a simulated stream, measured against truth.
@@ -73,6 +74,7 @@ struct Evaluate: AsyncParsableCommand {
         let showProgress = isatty(STDERR_FILENO) == 1
         if positionsOnly {
             var location = LocationEvaluation(scenario: loaded)
+            location.externalDeciders = SiteTrackerRoomDecider.evaluated()
             location.seeds = seeds ?? 1
             if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
             guard location.applies else { throw ValidationError("\(scenario) has no map with two or more fixed receivers: no positions to evaluate") }
@@ -92,6 +94,7 @@ struct Evaluate: AsyncParsableCommand {
         }
         try StandardOutput.line(report.text)
         var location = LocationEvaluation(scenario: loaded)
+        location.externalDeciders = SiteTrackerRoomDecider.evaluated()
         if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
         if location.applies {
             // Positions, rooms and calibration: docs/evaluation.md, "Positions and rooms".

@@ -41,18 +41,22 @@ public struct SiteTracker: Sendable {
         public var beaconRooms: RoomDecider.Configuration
         /// Rooms of phones (located from the map's fixed beacons).
         public var phoneRooms: RoomDecider.Configuration
+        /// How firmly the fit of the fixed links holds its priors (no survey reaches the server).
+        public var calibrationPriors: SiteCalibrator.Priors
 
         public static let defaultMaximumSubjects = 10_000
 
         public init(cycle: Double = 1, maximumSubjects: Int = Self.defaultMaximumSubjects, calibrationInterval: Double = 30,
                     presence: RoomPresence.Configuration = RoomPresence.Configuration(),
-                    beaconRooms: RoomDecider.Configuration = .tagsWithoutParticles, phoneRooms: RoomDecider.Configuration = .phonesWithoutParticles) {
+                    beaconRooms: RoomDecider.Configuration = .tagsWithoutParticles, phoneRooms: RoomDecider.Configuration = .phonesWithoutParticles,
+                    calibrationPriors: SiteCalibrator.Priors = .fixedLinks) {
             self.cycle = max(0.1, cycle)
             self.maximumSubjects = max(1, maximumSubjects)
             self.calibrationInterval = max(1, calibrationInterval)
             self.presence = presence
             self.beaconRooms = beaconRooms
             self.phoneRooms = phoneRooms
+            self.calibrationPriors = calibrationPriors
         }
     }
 
@@ -122,7 +126,7 @@ public struct SiteTracker: Sendable {
         self.model = baseModel
         var powers: [String: Double] = [:]
         for beacon in map.beacons { powers[beacon.id] = beacon.measuredPower }
-        calibrator = SiteCalibrator(priorPower: powers, defaultPower: baseModel.defaultPower)
+        calibrator = SiteCalibrator(priorPower: powers, defaultPower: baseModel.defaultPower, priors: configuration.calibrationPriors)
         var positioned: [String: Int] = [:]
         var anchorMap = SiteMap(name: map.name, width: map.width, height: map.height)
         for receiver in map.receivers {

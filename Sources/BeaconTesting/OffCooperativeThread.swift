@@ -35,13 +35,12 @@ public struct FinishedProcess: Sendable {
     /// `afterStart` runs once the child runs, e.g. to close the parent's copy of a file handle.
     public static func run(_ process: Process, output: Pipe?, errors: Pipe?, input: Data? = nil,
                            inputPipe: Pipe? = nil, afterStart: () throws -> Void = {}) async throws -> FinishedProcess {
-        nonisolated(unsafe) let process = process
         try process.run()
         try afterStart()
         async let outputData = readToEnd(output)
         async let errorData = readToEnd(errors)
         if let inputPipe {
-            nonisolated(unsafe) let writer = inputPipe.fileHandleForWriting
+            let writer = inputPipe.fileHandleForWriting
             try await OffCooperativeThread.run {
                 if let input { writer.write(input) }
                 try writer.close()
@@ -55,7 +54,7 @@ public struct FinishedProcess: Sendable {
 
     private static func readToEnd(_ pipe: Pipe?) async -> Data {
         guard let pipe else { return Data() }
-        nonisolated(unsafe) let handle = pipe.fileHandleForReading
+        let handle = pipe.fileHandleForReading
         return await OffCooperativeThread.run { handle.readDataToEndOfFile() }
     }
 }

@@ -73,10 +73,8 @@ struct Evaluate: AsyncParsableCommand {
         if let duration { loaded.duration = duration }
         let showProgress = isatty(STDERR_FILENO) == 1
         if positionsOnly {
-            var location = LocationEvaluation(scenario: loaded)
-            location.externalDeciders = SiteTrackerRoomDecider.evaluated()
+            var location = locationEvaluation(loaded)
             location.seeds = seeds ?? 1
-            if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
             guard location.applies else { throw ValidationError("\(scenario) has no map with two or more fixed receivers: no positions to evaluate") }
             try StandardOutput.line(location.run().text)
             return
@@ -93,9 +91,7 @@ struct Evaluate: AsyncParsableCommand {
             return
         }
         try StandardOutput.line(report.text)
-        var location = LocationEvaluation(scenario: loaded)
-        location.externalDeciders = SiteTrackerRoomDecider.evaluated()
-        if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
+        let location = locationEvaluation(loaded)
         if location.applies {
             // Positions, rooms and calibration: docs/evaluation.md, "Positions and rooms".
             try StandardOutput.line("\n" + location.run().text)
@@ -103,6 +99,15 @@ struct Evaluate: AsyncParsableCommand {
         let plotPath = svg ?? Self.defaultPlotName(scenario: scenario)
         try Data(report.svg.utf8).write(to: URL(fileURLWithPath: plotPath))
         try StandardOutput.line("\nPlot: \(plotPath)")
+    }
+
+    /// The positions-and-rooms evaluation of `scenario` as both forms of the command run it:
+    /// the server's own tracker scored beside the library's deciders.
+    private func locationEvaluation(_ scenario: Scenario) -> LocationEvaluation {
+        var location = LocationEvaluation(scenario: scenario)
+        location.externalDeciders = SiteTrackerRoomDecider.evaluated()
+        if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
+        return location
     }
 
     /// The scenario's file name with `.svg` for `.json`, without its folder: the plot is output

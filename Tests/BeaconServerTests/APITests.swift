@@ -144,7 +144,9 @@ struct APITests {
         var configuration = ServerConfiguration()
         configuration.gatewayBeaconLimit = 8
         try await RouterHarness.with(configuration: configuration) { harness, client in
-            let sightings = (0..<40).map { harness.sighting(Double(100 + 5 * $0), identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: 9, minor: UInt16($0))) }
+            let sightings = (0..<40).map { (index: Int) in
+                harness.sighting(Double(100 + 5 * index), identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: 9, minor: UInt16(index)))
+            }
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: try harness.batchBody(sightings, sequence: 1)) { response in
                 #expect(response.status == .accepted)
             }

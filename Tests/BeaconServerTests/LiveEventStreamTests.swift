@@ -136,7 +136,8 @@ struct LiveEventStreamTests {
         let after = try await Self.readServerSentEvents(base: second.base, lastEventID: lastID, count: expected.count - before.count)
 
         let all = before + after
-        #expect(all.map(\.id) == (1...expected.count).map(String.init), "every event once, in order")
+        let ids: [String] = (1...expected.count).map { String($0) }
+        #expect(all.map(\.id) == ids, "every event once, in order")
         let events = try all.map { try JSONDecoder().decode(StoredEvent.self, from: Data($0.data.utf8)) }
         #expect(events.map(LiveServer.line) == expected)
         #expect(zip(all, events).allSatisfy { $0.event == $1.kindName })

@@ -56,8 +56,15 @@ struct SecurityServerTests {
             for second in seconds {
                 clock.set(Double(second))
                 for gateway in gateways.keys.sorted() {
-                    let sightings = heard(gateway).flatMap { identity, rssi in
-                        (0..<5).map { step in Self.sighting(identity, by: gateway, rssi: Int8(rssi), at: Double(second) - 1 + Double(step) * 0.2 + (lead[gateway] ?? 0)) }
+                    // Written out with its types: inferred through the nested closures, this one
+                    // expression took ten seconds of the test build's type checking.
+                    let start: Double = Double(second) - 1 + (lead[gateway] ?? 0)
+                    var sightings: [Sighting] = []
+                    for (identity, rssi) in heard(gateway) {
+                        for step in 0..<5 {
+                            let time: Double = start + Double(step) * 0.2
+                            sightings.append(Self.sighting(identity, by: gateway, rssi: Int8(rssi), at: time))
+                        }
                     }
                     sequence += 1
                     events += try await server.accept(SightingBatch(sequence: sequence, sightings: sightings), gatewayID: gateways[gateway]!).events

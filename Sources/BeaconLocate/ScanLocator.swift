@@ -110,17 +110,25 @@ public struct ScanLocator: Sendable {
 }
 
 extension SiteCalibrator {
-    /// Adds every reading of the scans that have a truth position, at the slant distance from
-    /// the truth to the beacon (the model's height offset included). Scans without a receiver
-    /// column count as one receiver, "survey".
+    /// Adds every reading of the scans that have a truth position (``add(survey:map:heightOffset:receiver:)``).
+    /// Scans without a receiver column count as one receiver, "survey".
     public mutating func add(scans: [ScanRow], map: SiteMap, heightOffset: Double) {
         for scan in scans {
             guard let truth = scan.truth else { continue }
-            for reading in scan.readings {
-                let horizontal = truth.distance(to: map.beacons[reading.beacon].position)
-                add(beacon: map.beacons[reading.beacon].id, receiver: scan.receiver ?? "survey",
-                    distance: (horizontal * horizontal + heightOffset * heightOffset).squareRoot(), rssi: reading.rssi)
-            }
+            add(survey: SurveyPoint(position: truth, readings: scan.readings), map: map, heightOffset: heightOffset, receiver: scan.receiver ?? "survey")
+        }
+    }
+
+    /// Adds each reading of a scan taken at a known spot, at the slant distance from there to
+    /// the beacon (the model's height offset included) and corrected for the map's walls
+    /// between: the fit models distance only, and a reading through a wall would otherwise
+    /// pass for a steeper exponent.
+    public mutating func add(survey point: SurveyPoint, map: SiteMap, heightOffset: Double, receiver: String = "survey") {
+        for reading in point.readings where map.beacons.indices.contains(reading.beacon) {
+            let beacon = map.beacons[reading.beacon]
+            let horizontal = point.position.distance(to: beacon.position)
+            add(beacon: beacon.id, receiver: receiver, distance: (horizontal * horizontal + heightOffset * heightOffset).squareRoot(),
+                rssi: reading.rssi + map.wallLoss(from: beacon.position, to: point.position))
         }
     }
 }

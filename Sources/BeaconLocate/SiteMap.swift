@@ -13,10 +13,13 @@ public struct SiteMap: Sendable, Hashable {
     public var beacons: [MappedBeacon]
     public var receivers: [MappedReceiver]
     public var pointsOfInterest: [PointOfInterest]
+    /// Scans taken at known spots (a phone held still at each), readings by index in `beacons`:
+    /// fingerprints, and calibration links at many distances.
+    public var survey: [SurveyPoint]
 
     public init(name: String = "site", width: Double, height: Double, walls: [MapWall] = [], rooms: [Room] = [],
                 doors: [Door] = [], beacons: [MappedBeacon] = [], receivers: [MappedReceiver] = [],
-                pointsOfInterest: [PointOfInterest] = []) {
+                pointsOfInterest: [PointOfInterest] = [], survey: [SurveyPoint] = []) {
         self.name = name
         self.width = width
         self.height = height
@@ -26,6 +29,7 @@ public struct SiteMap: Sendable, Hashable {
         self.beacons = beacons
         self.receivers = receivers
         self.pointsOfInterest = pointsOfInterest
+        self.survey = survey
     }
 
     /// The first room whose outline holds the point (a point on a shared edge goes to the room

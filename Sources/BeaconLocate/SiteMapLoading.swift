@@ -16,6 +16,9 @@ extension SiteMap {
         public static let verticesPerRoom = 1_000
         public static let doors = 2_000
         public static let pointsOfInterest = 10_000
+        /// Survey scans, each with at most one reading per beacon: fingerprint search is linear
+        /// in them.
+        public static let surveyPoints = 20_000
     }
 
     public static func load(contentsOf url: URL) throws(SiteMapError) -> SiteMap {
@@ -84,6 +87,9 @@ private struct MapDocument: Decodable {
     }
     struct ReceiverEntry: Decodable { var name: String; var position: Point?; var room: String? }
     struct PlaceEntry: Decodable { var name: String; var position: Point }
+    /// One survey scan: where it was taken and the RSSI (dBm) of each beacon heard there, by
+    /// the beacon's name.
+    struct SurveyEntry: Decodable { var position: Point; var rssi: [String: Double] }
 
     var name: String?
     var uuid: String?
@@ -93,6 +99,7 @@ private struct MapDocument: Decodable {
     var beacons: [BeaconEntry]?
     var receivers: [ReceiverEntry]?
     var pointsOfInterest: [PlaceEntry]?
+    var survey: [SurveyEntry]?
 
     func validated() throws(SiteMapError) -> SiteMap {
         let width = try number(venue.width, "venue.width", in: 0.1...100_000)
@@ -180,8 +187,27 @@ private struct MapDocument: Decodable {
             try name(place.name, "pointsOfInterest[\(index)].name", unique: &placeNames)
             places.append(PointOfInterest(name: place.name, position: try position(place.position, "pointsOfInterest[\(index)].position")))
         }
+        let beaconIndex = Dictionary(uniqueKeysWithValues: mappedBeacons.enumerated().map { ($1.id, $0) })
+        let surveyEntries = survey ?? []
+        try limit(surveyEntries.count, SiteMap.Limits.surveyPoints, "survey")
+        var scans: [SurveyPoint] = []
+        for (index, entry) in surveyEntries.enumerated() {
+            let path = "survey[\(index)]"
+            var readings: [Reading] = []
+            // Sorted, so that a refusal names the same beacon whatever the JSON object's order.
+            for (beacon, rssi) in entry.rssi.sorted(by: { $0.key < $1.key }) {
+                guard let anchor = beaconIndex[beacon] else {
+                    throw SiteMapError(path: "\(path).rssi", expected: "the name of a beacon in \"beacons\"", found: "\"\(beacon.prefix(60))\"")
+                }
+                readings.append(Reading(beacon: anchor, rssi: try number(rssi, "\(path).rssi.\(beacon)", in: -127...20)))
+            }
+            guard !readings.isEmpty else {
+                throw SiteMapError(path: "\(path).rssi", expected: "at least one beacon heard", found: "none")
+            }
+            scans.append(SurveyPoint(position: try position(entry.position, "\(path).position"), readings: readings.sorted { $0.beacon < $1.beacon }))
+        }
         return SiteMap(name: name ?? "site", width: width, height: height, walls: walls, rooms: mappedRooms, doors: mappedDoors,
-                       beacons: mappedBeacons, receivers: mappedReceivers, pointsOfInterest: places)
+                       beacons: mappedBeacons, receivers: mappedReceivers, pointsOfInterest: places, survey: scans)
     }
 
     private func number(_ value: Double, _ path: String, in range: ClosedRange<Double>) throws(SiteMapError) -> Double {

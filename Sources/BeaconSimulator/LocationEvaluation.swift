@@ -41,7 +41,7 @@ public struct LocationEvaluation: Sendable {
     public var roomPresence = RoomPresence.Configuration()
     /// Room deciders from outside this module (the server's tracker), made afresh for each
     /// seed's scenario and scored beside the evaluation's own rows.
-    public var externalDeciders: [@Sendable (Scenario) -> any ExternalRoomDecider] = []
+    public var externalDeciders: [@Sendable (Scenario, _ phoneSurvey: [SurveyPoint]) -> any ExternalRoomDecider] = []
 
     public init(scenario: Scenario) {
         self.scenario = scenario
@@ -90,7 +90,7 @@ public struct LocationEvaluation: Sendable {
             let survey = SimulatedSurvey.tags(scenario, grid: grid, like: tag, height: tag.position.z, duration: surveyDuration, gateways: gateways)
             pass.tagSurvey = survey.fingerprints
         }
-        pass.external = externalDeciders.map { $0(scenario) }
+        pass.external = externalDeciders.map { $0(scenario, phoneSurvey?.fingerprints ?? []) }
         var simulation = Simulation(scenario: scenario)
         while let item = simulation.next() { pass.receive(item) }
         pass.finish()

@@ -37,10 +37,10 @@ struct Locate: AsyncParsableCommand {
     @Option(name: .customLong("time-column"), help: "Column of the scan time in --scans: seconds or a date-time.")
     var timeColumn: String = "time"
 
-    @Option(help: "Survey CSV (same layout as --scans, with truth columns) for fingerprints and calibration.")
+    @Option(help: "Survey CSV (same layout as --scans, with truth columns) for fingerprints and calibration, joined to the map's own survey.")
     var survey: String?
 
-    @Flag(help: "Fit the path-loss exponent, beacon powers and receiver gains from the survey (or the map's fixed receivers) and print them.")
+    @Flag(help: "Fit the path-loss exponent, beacon powers and receiver gains from the survey scans (--survey and the map's survey) and print them.")
     var calibrate = false
 
     @Option(help: "centroid, trilateration, fingerprint, particle, or all (with truth: one summary per method).")

@@ -33,9 +33,16 @@ struct LocateSession {
                                                                    uniquingKeysWith: { first, _ in first }),
                                             defaultPower: options.power)
             calibrator.add(scans: survey, map: map, heightOffset: model.heightOffset)
+            for point in map.survey { calibrator.add(survey: point, map: map, heightOffset: model.heightOffset) }
             calibration = calibrator.fit()
             if let calibration { model = calibration.applied(to: model) }
         }
+    }
+
+    /// The labelled scans of --survey and the map's own survey: fingerprints for every method
+    /// that takes them.
+    var surveyPoints: [SurveyPoint] {
+        survey.compactMap { scan in scan.truth.map { SurveyPoint(position: $0, readings: scan.readings) } } + map.survey
     }
 
     var layout: ScanTableLayout {
@@ -77,7 +84,6 @@ struct LocateSession {
             for method in options.methods { try printSummary(ErrorSummary(errors: errors[method] ?? []), method: method, unit: unit) }
             return
         }
-        let surveyPoints = survey.compactMap { scan in scan.truth.map { SurveyPoint(position: $0, readings: scan.readings) } }
         for method in options.methods {
             var locator = ScanLocator(method: method, map: map, model: model, survey: surveyPoints)
             var errors: [Double] = []
@@ -137,7 +143,6 @@ struct LocateSession {
         guard let method = options.methods.first, options.methods.count == 1 else {
             throw ValidationError("--method all needs --scans with truth columns")
         }
-        let surveyPoints = survey.compactMap { scan in scan.truth.map { SurveyPoint(position: $0, readings: scan.readings) } }
         var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints),
                                       presence: RoomPresence(map: map, receiverGain: model.receiverGain), survey: surveyPoints)
         for try await sighting in try await input.sightings() {

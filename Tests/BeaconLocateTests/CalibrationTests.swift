@@ -27,6 +27,27 @@ import Testing
         for (receiver, gain) in gains { #expect(abs(fit.receiverGain[receiver]! - gain) < 1) }
     }
 
+    /// A survey of two rooms split by a 10 dB wall, half its scans through the wall: the wall
+    /// is taken off each reading before the fit, so the exponent is the radio's, not steeper.
+    @Test func surveyScansThroughWallsFitTheRadiosExponent() throws {
+        let map = SiteMap(width: 20, height: 10, walls: [MapWall(from: Position(x: 10, y: 0), to: Position(x: 10, y: 10), attenuation: 10)],
+                          beacons: [MappedBeacon(id: "west", position: Position(x: 2, y: 5)), MappedBeacon(id: "east", position: Position(x: 18, y: 5))])
+        var calibrator = SiteCalibrator()
+        for x in stride(from: 1.0, to: 20, by: 2) {
+            for y in stride(from: 1.0, to: 10, by: 2) {
+                let spot = Position(x: x, y: y)
+                let readings = map.beacons.indices.map { index in
+                    let horizontal = spot.distance(to: map.beacons[index].position)
+                    return Reading(beacon: index, rssi: -59 - 22 * log10((horizontal * horizontal + 1).squareRoot()) - map.wallLoss(from: map.beacons[index].position, to: spot))
+                }
+                calibrator.add(survey: SurveyPoint(position: spot, readings: readings), map: map, heightOffset: 1)
+            }
+        }
+        let fit = try #require(calibrator.fit())
+        #expect(abs(fit.exponent - 2.2) < 0.05, "\(fit)")
+        for power in fit.beaconPower.values { #expect(abs(power + 59) < 0.5, "\(fit)") }
+    }
+
     @Test func needsTwoDistancesAndKeepsMemoryBounded() {
         var calibrator = SiteCalibrator()
         for _ in 0..<1000 { calibrator.add(beacon: "a", receiver: "r", distance: 2, rssi: -70) }

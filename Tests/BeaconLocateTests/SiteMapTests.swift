@@ -10,7 +10,8 @@ import Testing
      "doors": [{"name": "d", "position": {"x": 10, "y": 5}}],
      "beacons": [{"name": "b1", "major": 1, "minor": 2, "position": {"x": 1, "y": 1}, "measuredPower": -59}],
      "receivers": [{"name": "pi", "room": "west"}, {"name": "gw", "position": {"x": 5, "y": 5}}],
-     "pointsOfInterest": [{"name": "car", "position": {"x": 2, "y": 8}}]}
+     "pointsOfInterest": [{"name": "car", "position": {"x": 2, "y": 8}}],
+     "survey": [{"position": {"x": 3, "y": 1}, "rssi": {"b1": -66.5}}]}
     """
 
     @Test func loadsEveryPart() throws {
@@ -20,6 +21,7 @@ import Testing
         #expect(map.room(ofReceiver: "pi") == "west")
         #expect(map.room(ofReceiver: "gw") == "west")
         #expect(map.room(at: Position(x: 15, y: 5)) == nil)
+        #expect(map.survey == [SurveyPoint(position: Position(x: 3, y: 1), readings: [Reading(beacon: 0, rssi: -66.5)])])
     }
 
     @Test(arguments: [
@@ -28,6 +30,11 @@ import Testing
         ("\"minor\": 2,", "\"minor\": \"two\",", "beacons[0].minor"),
         ("{\"x\": 10, \"y\": 10}, {\"x\": 0, \"y\": 10}]", "{\"x\": 10, \"y\": 10}, {\"x\": 0}]", "rooms[0].polygon[3].y"),
         ("{\"name\": \"gw\", \"position\": {\"x\": 5, \"y\": 5}}", "{\"name\": \"pi\", \"position\": {\"x\": 5, \"y\": 5}}", "receivers[1].name"),
+        ("\"rssi\": {\"b1\": -66.5}", "\"rssi\": {\"b9\": -66.5}", "survey[0].rssi"),
+        ("\"rssi\": {\"b1\": -66.5}", "\"rssi\": {\"b1\": -200}", "survey[0].rssi.b1"),
+        ("\"rssi\": {\"b1\": -66.5}", "\"rssi\": {}", "survey[0].rssi"),
+        ("{\"x\": 3, \"y\": 1}, \"rssi\"", "{\"x\": 3, \"y\": 11}, \"rssi\"", "survey[0].position.y"),
+        ("\"rssi\": {\"b1\": -66.5}", "\"rssi\": [-66.5]", "survey[0].rssi"),
     ])
     func refusalsNameTheField(original: String, replacement: String, path: String) throws {
         let text = Self.valid.replacingOccurrences(of: original, with: replacement)

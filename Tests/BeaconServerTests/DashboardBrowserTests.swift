@@ -61,7 +61,12 @@ struct DashboardBrowserTests {
         {"name": "b3", "major": 1, "minor": 1003, "position": {"x": 40, "y": 10}, "measuredPower": -59},
         {"name": "b4", "major": 1, "minor": 1004, "position": {"x": 55, "y": 10}, "measuredPower": -59}
       ],
-      "receivers": [{"name": "gw-west", "position": {"x": 12, "y": 10}}, {"name": "gw-east", "position": {"x": 48, "y": 10}}]
+      "receivers": [{"name": "gw-west", "position": {"x": 12, "y": 10}}, {"name": "gw-east", "position": {"x": 48, "y": 10}}],
+      "survey": [
+        {"position": {"x": 10, "y": 10}, "rssi": {"b1": -73.2, "b2": -79.0}},
+        {"position": {"x": 25, "y": 10}, "rssi": {"b2": -73.2, "b3": -82.5}},
+        {"position": {"x": 50, "y": 10}, "rssi": {"b3": -79.0, "b4": -73.2}}
+      ]
     }
     """
 
@@ -234,6 +239,11 @@ struct DashboardBrowserTests {
         #expect(drawn.number == Double(seeded.beaconCount), "the plan shows \(drawn) beacons of \(seeded.beaconCount)")
         #expect(try await browser.run("return document.querySelectorAll('svg.floor [data-room]').length").number == 2)
         #expect(try await browser.run("return document.querySelectorAll('svg.floor [data-gateway]').length").number == 2)
+        // The map's survey: its scans on the plan, and the site's calibration naming them.
+        #expect(try await browser.run("return document.querySelectorAll('svg.floor .survey-spot').length").number == 3)
+        let calibration = try await browser.waitFor("the site's calibration under the plan",
+            "const text = document.querySelector('.calibration')?.textContent ?? ''; return text.includes('survey of 3 scans') ? text : null")
+        #expect(calibration.string?.contains("Phones: exponent ") == true, "the survey's fit is made at the upload: \(calibration)")
 
         // First load: every request went to the server, and together they weigh under 300 KB.
         // Each URL's first request only: on a loaded host the signed-in page has polled its

@@ -150,6 +150,7 @@ struct PositionTests {
         (#"{"venue":{"width":20,"height":10},"receivers":[{"name":"r","room":"nowhere"}]}"#, "receivers[0].room"),
         (#"{"venue":{"width":-1,"height":10}}"#, "venue.width"),
         (#"{"rooms":[]}"#, "venue"),
+        (#"{"venue":{"width":20,"height":10},"beacons":[{"name":"b","position":{"x":1,"y":1}}],"survey":[{"position":{"x":2,"y":2},"rssi":{"c":-70}}]}"#, "survey[0].rssi"),
         ("not json", "body"),
     ]
 
@@ -332,6 +333,59 @@ struct PositionTests {
                 #expect(reply.links == 16)
                 for (gateway, gain) in gains { #expect(abs((reply.receiverGain?[gateway] ?? 99) - gain) < 0.5, "\(gateway): \(reply)") }
                 for power in reply.beaconPower?.values.sorted() ?? [] { #expect(abs(power + 59) < 1, "\(reply)") }
+            }
+        }
+    }
+
+    /// The map with a survey of a radio whose exponent is 2.6 and whose survey phone reads 4 dB
+    /// hot: a scan every 2 m over the floor, every beacon in each (walls included).
+    static func surveyedMapJSON() throws -> String {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(mapJSON.utf8)) as? [String: Any])
+        var scans: [[String: Any]] = []
+        for x in stride(from: 1.0, to: 20, by: 2) {
+            for y in stride(from: 1.0, to: 10, by: 2) {
+                let spot = Position(x: x, y: y)
+                var rssi: [String: Double] = [:]
+                for beacon in map.beacons {
+                    let horizontal = beacon.position.distance(to: spot)
+                    let slant = (horizontal * horizontal + 1).squareRoot()
+                    rssi[beacon.id] = -59 + 4 - 26 * log10(slant) - map.wallLoss(from: beacon.position, to: spot)
+                }
+                scans.append(["position": ["x": x, "y": y], "rssi": rssi])
+            }
+        }
+        object["survey"] = scans
+        return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+
+    @Test func aMapsSurveyCalibratesTheSiteAtTheUploadBeforeAnyBatch() async throws {
+        try await RouterHarness.with { harness, client in
+            let document = try Self.surveyedMapJSON()
+            try await client.execute(uri: "/v1/sites/\(harness.office.site.id)/map", method: .put, headers: harness.headers(.operator),
+                                     body: ByteBuffer(string: document)) { response in
+                #expect(response.status == .ok, "\(response.text)")
+            }
+            let surveyLinks = try await client.execute(uri: "/v1/sites/\(harness.office.site.id)/calibration", method: .get,
+                                                       headers: harness.headers(.readOnly)) { response in
+                let reply = try response.json(ProximaServer.CalibrationReply.self)
+                #expect(reply.status == "waiting", "no fixed gateway has heard a fixed beacon yet: \(reply)")
+                let survey = try #require(reply.survey, "\(reply)")
+                #expect(survey.points == 50)
+                #expect(abs((survey.exponent ?? 0) - 2.6) < 0.1, "walls corrected, so the exponent is the radio's: \(survey)")
+                #expect(survey.receiverGain?.keys.sorted() == [SiteTracker.surveyReceiver])
+                for power in survey.beaconPower?.values.sorted() ?? [] { #expect(abs(power + 55) < 0.5, "the survey phone's 4 dB are in the powers: \(survey)") }
+                return survey.links ?? 0
+            }
+            // The fixed links refit both fits; the gateways' own stays free of the survey.
+            var gateways: [String: String] = [:]
+            for name in Self.fixedGateways { gateways[name] = try await harness.server.store.registerGateway(name: name, siteID: harness.office.site.id).0.id }
+            var site = Site(harness: harness, gateways: gateways)
+            try await site.run(100...105, exponent: 2.6)
+            try await client.execute(uri: "/v1/sites/\(harness.office.site.id)/calibration", method: .get, headers: harness.headers(.readOnly)) { response in
+                let reply = try response.json(ProximaServer.CalibrationReply.self)
+                #expect(reply.status == "fitted" && reply.links == 16, "\(reply)")
+                #expect(reply.receiverGain?[SiteTracker.surveyReceiver] == nil, "\(reply)")
+                #expect(reply.survey?.links == surveyLinks + 16 && reply.survey?.receiverGain?.count == 5, "both fits have the fixed links: \(reply)")
             }
         }
     }

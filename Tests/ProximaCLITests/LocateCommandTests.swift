@@ -53,4 +53,35 @@ import Testing
         let bad = try await ProximaBinary.run(["route", "--map", map, "--from", "2,2", "--to", "attic"])
         #expect(bad.status != 0 && bad.standardError.contains("attic"))
     }
+
+    /// A map that carries its own survey (n = 2.4 over four corner beacons, every 2 m):
+    /// `--calibrate` fits it without `--survey`, and `--method fingerprint` has fingerprints.
+    @Test func theMapsOwnSurveyCalibratesAndGivesFingerprints() async throws {
+        let corners = [("a", 0.0, 0.0), ("b", 10.0, 0.0), ("c", 10.0, 10.0), ("d", 0.0, 10.0)]
+        func rssi(_ x: Double, _ y: Double, _ bx: Double, _ by: Double) -> Double {
+            -59 - 24 * log10(((x - bx) * (x - bx) + (y - by) * (y - by) + 1).squareRoot())
+        }
+        var survey: [String] = []
+        for x in stride(from: 1.0, to: 10, by: 2) {
+            for y in stride(from: 1.0, to: 10, by: 2) {
+                let readings = corners.map { String(format: "\"%@\": %.2f", $0.0, rssi(x, y, $0.1, $0.2)) }.joined(separator: ", ")
+                survey.append("{\"position\": {\"x\": \(x), \"y\": \(y)}, \"rssi\": {\(readings)}}")
+            }
+        }
+        let beacons = corners.map { "{\"name\": \"\($0.0)\", \"position\": {\"x\": \($0.1), \"y\": \($0.2)}, \"measuredPower\": -59}" }
+        let map = try write("{\"venue\": {\"width\": 10, \"height\": 10}, \"beacons\": [\(beacons.joined(separator: ", "))], \"survey\": [\(survey.joined(separator: ", "))]}",
+                            "map.json")
+        var scans = "a,b,c,d,tx,ty\n"
+        for (x, y) in [(3.0, 3.0), (7.0, 5.0)] {
+            scans += corners.map { String(format: "%.1f", rssi(x, y, $0.1, $0.2)) }.joined(separator: ",") + ",\(x),\(y)\n"
+        }
+        let scansPath = try write(scans, "scans.csv")
+        let outcome = try await ProximaBinary.run(["locate", "--map", map, "--scans", scansPath, "--missing", "100", "--truth-x", "tx", "--truth-y", "ty",
+                                                   "--method", "fingerprint", "--calibrate"])
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let lines = outcome.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("calibration: exponent 2.40") == true, "\(lines)")
+        let summary = try #require(lines.last)
+        #expect(summary.hasPrefix("error: median 0.") && summary.hasSuffix("(2 fixes)"), "the survey's spots are the scans' own: \(summary)")
+    }
 }

@@ -34,8 +34,20 @@ extension ProximaServer {
         var receiverGain: [String: Double]?
         var residualSpread: Double?
         var links: Int?
-        /// Gateway time of the fit.
+        /// Gateway time of the latest refit.
         var fittedAt: Double?
+        /// With a map survey: the fit of the fixed links and the survey's scans together, which
+        /// phones are located with (``SiteTracker/surveyCalibration``).
+        var survey: SurveyFit?
+
+        struct SurveyFit: Codable {
+            var points: Int
+            var exponent: Double?
+            var beaconPower: [String: Double]?
+            var receiverGain: [String: Double]?
+            var residualSpread: Double?
+            var links: Int?
+        }
     }
 
     struct RouteReply: Codable {
@@ -58,7 +70,7 @@ extension ProximaServer {
             let buffer = try await request.body.collect(upTo: SiteMap.Limits.bytes)
             guard buffer.readableBytes > 0 else { throw APIError(.badRequest, field: "body", "expected a JSON site map, found an empty body") }
             let stored = try await store.setSiteMap(siteID: id, document: Data(buffer: buffer))
-            ingestion.positions.reset(siteID: id)
+            ingestion.positions.start(stored)
             return Self.text(stored.document, contentType: "application/json")
         }
         router.get("/v1/sites/:id/map") { [store] _, context in
@@ -76,12 +88,18 @@ extension ProximaServer {
                 throw APIError(.notFound, field: "id", "site \(id) has no map; upload one with PUT /v1/sites/\(id)/map")
             }
             let tracker = ingestion.positions.tracker(siteID: id, mapVersion: version)
+            let survey = tracker.flatMap { tracker in
+                tracker.map.survey.isEmpty ? nil : CalibrationReply.SurveyFit(
+                    points: tracker.map.survey.count, exponent: tracker.surveyCalibration?.exponent, beaconPower: tracker.surveyCalibration?.beaconPower,
+                    receiverGain: tracker.surveyCalibration?.receiverGain, residualSpread: tracker.surveyCalibration?.residualSpread,
+                    links: tracker.surveyCalibration?.links)
+            }
             guard let tracker, let fit = tracker.calibration else {
-                return try Self.json(CalibrationReply(siteID: id, status: "waiting"))
+                return try Self.json(CalibrationReply(siteID: id, status: "waiting", survey: survey))
             }
             return try Self.json(CalibrationReply(siteID: id, status: "fitted", exponent: fit.exponent, beaconPower: fit.beaconPower,
                                                   receiverGain: fit.receiverGain, residualSpread: fit.residualSpread, links: fit.links,
-                                                  fittedAt: tracker.calibratedAt))
+                                                  fittedAt: tracker.calibratedAt, survey: survey))
         }
         router.get("/v1/positions") { request, context in
             try context.require(.read)

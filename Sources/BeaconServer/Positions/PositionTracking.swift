@@ -71,8 +71,12 @@ public final class PositionTracking: Sendable {
         state.withLock { state in state.trackers[siteID].flatMap { $0.version == mapVersion ? $0.tracker : nil } }
     }
 
-    /// Forgets the site's tracker (its map changed); the next batch starts a new one.
-    func reset(siteID: Int) {
-        state.withLock { _ = $0.trackers.removeValue(forKey: siteID) }
+    /// Starts the site afresh on a new map at once, so that what its survey fits is there
+    /// before the first batch (and is fitted once, at the upload).
+    func start(_ stored: StoredSiteMap) {
+        let fresh = SiteTracker(map: stored.map, configuration: configuration)
+        state.withLock { state in
+            if (state.trackers[stored.siteID]?.version ?? -1) < stored.version { state.trackers[stored.siteID] = (stored.version, fresh) }
+        }
     }
 }

@@ -41,15 +41,17 @@ public struct SiteTracker: Sendable {
         public var beaconRooms: RoomDecider.Configuration
         /// Rooms of phones (located from the map's fixed beacons).
         public var phoneRooms: RoomDecider.Configuration
-        /// How firmly the fit of the fixed links holds its priors (no survey reaches the server).
+        /// How firmly the fit of the fixed links holds its priors.
         public var calibrationPriors: SiteCalibrator.Priors
+        /// How firmly the phones' fit (the fixed links and the map's survey) holds its priors.
+        public var surveyCalibrationPriors: SiteCalibrator.Priors
 
         public static let defaultMaximumSubjects = 10_000
 
         public init(cycle: Double = 1, maximumSubjects: Int = Self.defaultMaximumSubjects, calibrationInterval: Double = 30,
                     presence: RoomPresence.Configuration = RoomPresence.Configuration(),
                     beaconRooms: RoomDecider.Configuration = .tagsWithoutParticles, phoneRooms: RoomDecider.Configuration = .phonesWithoutParticles,
-                    calibrationPriors: SiteCalibrator.Priors = .fixedLinks) {
+                    calibrationPriors: SiteCalibrator.Priors = .fixedLinks, surveyCalibrationPriors: SiteCalibrator.Priors = .weak) {
             self.cycle = max(0.1, cycle)
             self.maximumSubjects = max(1, maximumSubjects)
             self.calibrationInterval = max(1, calibrationInterval)
@@ -57,6 +59,7 @@ public struct SiteTracker: Sendable {
             self.beaconRooms = beaconRooms
             self.phoneRooms = phoneRooms
             self.calibrationPriors = calibrationPriors
+            self.surveyCalibrationPriors = surveyCalibrationPriors
         }
     }
 
@@ -87,11 +90,24 @@ public struct SiteTracker: Sendable {
 
     public let map: SiteMap
     public let configuration: Configuration
+    /// The fit of the fixed gateways hearing the fixed beacons: what carried beacons are
+    /// located with (the gateways' gains and the exponent).
     public private(set) var calibration: SiteCalibration?
-    /// Gateway time of the latest fit, nil before the first.
+    /// Gateway time of the latest refit, nil before the first.
     public private(set) var calibratedAt: Double?
     public private(set) var model: PathLossModel
     private var calibrator: SiteCalibrator
+    /// With a map survey, the fit of the fixed links and the survey's scans together, weakly
+    /// held (the survey's links at many distances decide): what phones are located with. A
+    /// phone hears the beacons as the surveyor's phone did, from hand height, while the fixed
+    /// links run between mounted beacons and gateways; on home.json the survey's fit took the
+    /// server's phones from 81.5 % to 98.8 % of seconds in the right room, and the same fit
+    /// for carried beacons took office.json's tags from 96.0 % to 82.6 %
+    /// (docs/evaluation.md, sixteenth round). Nil without a survey: phones use ``model``.
+    public private(set) var surveyCalibration: SiteCalibration?
+    private var surveyCalibrator: SiteCalibrator?
+    /// What phones are located with: ``model``, or with a map survey ``surveyCalibration``'s.
+    public private(set) var phoneModel: PathLossModel
     private let baseModel: PathLossModel
     private var beaconLocator: RobustTrilateration
     private var receiverLocator: RobustTrilateration
@@ -124,9 +140,15 @@ public struct SiteTracker: Sendable {
         let baseModel = PathLossModel()
         self.baseModel = baseModel
         self.model = baseModel
+        self.phoneModel = baseModel
         var powers: [String: Double] = [:]
         for beacon in map.beacons { powers[beacon.id] = beacon.measuredPower }
         calibrator = SiteCalibrator(priorPower: powers, defaultPower: baseModel.defaultPower, priors: configuration.calibrationPriors)
+        if !map.survey.isEmpty {
+            var surveyed = SiteCalibrator(priorPower: powers, defaultPower: baseModel.defaultPower, priors: configuration.surveyCalibrationPriors)
+            for point in map.survey { surveyed.add(survey: point, map: map, heightOffset: baseModel.heightOffset, receiver: Self.surveyReceiver) }
+            surveyCalibrator = surveyed
+        }
         var positioned: [String: Int] = [:]
         var anchorMap = SiteMap(name: map.name, width: map.width, height: map.height)
         for receiver in map.receivers {
@@ -153,6 +175,7 @@ public struct SiteTracker: Sendable {
             ? SiteMap(name: map.name, width: map.width, height: map.height, walls: map.walls, rooms: map.rooms, doors: map.doors, beacons: anchorMap.beacons)
             : nil
         makeRoomDeciders()
+        if surveyCalibrator != nil { refit(at: nil) }
     }
 
     private let anchorMap: SiteMap
@@ -167,8 +190,11 @@ public struct SiteTracker: Sendable {
             let anchorModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
             return RoomDecider(map: anchors, model: anchorModel, configuration: configuration.beaconRooms)
         }
-        phoneRooms = map.rooms.isEmpty || fixedBeacons.isEmpty ? nil : RoomDecider(map: map, model: model, configuration: configuration.phoneRooms)
+        phoneRooms = map.rooms.isEmpty || fixedBeacons.isEmpty ? nil : RoomDecider(map: map, model: phoneModel, survey: map.survey, configuration: configuration.phoneRooms)
     }
+
+    /// The calibration's name for the phone that took the map's survey.
+    public static let surveyReceiver = "survey"
 
     private func roomDecider(for subject: TrackedSubject) -> RoomDecider? {
         switch subject {
@@ -197,7 +223,7 @@ public struct SiteTracker: Sendable {
                     pendingLinks[beacon]![receiver]!.count += 1
                 } else if !receiverNames.contains(gateway) {
                     let mapped = map.beacons[beacon]
-                    let shift = model.power(of: mapped) - Self.referencePower
+                    let shift = phoneModel.power(of: mapped) - Self.referencePower
                     changes += hear(.phone(gateway), anchor: beacon, presenceReceiver: mapped.id, rssi: value, corrected: value - shift,
                                     power: Self.referencePower, at: sighting.time, cycle: cycle)
                 }
@@ -306,7 +332,7 @@ public struct SiteTracker: Sendable {
             let readings: [Reading]
             switch subject {
             case .phone:
-                readings = sums.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count) - model.gain(of: subject.name)) }
+                readings = sums.map { Reading(beacon: $0.key, rssi: $0.value.sum / Double($0.value.count) - phoneModel.gain(of: subject.name)) }
                     .sorted { $0.beacon < $1.beacon }
             case .beacon:
                 let shift = state.power - Self.referencePower
@@ -371,17 +397,29 @@ public struct SiteTracker: Sendable {
                 let slant = (horizontal * horizontal + model.heightOffset * model.heightOffset).squareRoot()
                 let walls = map.wallLoss(from: beacon.position, to: receiver.position)
                 calibrator.add(beacon: beacon.id, receiver: receiver.id, distance: slant, rssi: sums.sum / Double(sums.count) + walls)
+                surveyCalibrator?.add(beacon: beacon.id, receiver: receiver.id, distance: slant, rssi: sums.sum / Double(sums.count) + walls)
             }
         }
         pendingLinks = [:]
         let interval = Int((configuration.calibrationInterval / configuration.cycle).rounded(.up))
         if let last = lastFitCycle, cycle - last < interval { return }
         lastFitCycle = cycle
-        guard let fitted = calibrator.fit() else { return }
-        calibration = fitted
-        calibratedAt = Double(cycle + 1) * configuration.cycle
-        model = fitted.applied(to: baseModel)
-        beaconLocator = RobustTrilateration(anchors: AnchorSet(map: map, model: model))
+        refit(at: Double(cycle + 1) * configuration.cycle)
+    }
+
+    /// `time`: the gateways' clock at the refit, nil for the survey's fit at the start.
+    private mutating func refit(at time: Double?) {
+        let fitted = calibrator.fit()
+        let surveyed = surveyCalibrator?.fit()
+        guard fitted != nil || surveyed != nil else { return }
+        if let fitted {
+            calibration = fitted
+            model = fitted.applied(to: baseModel)
+        }
+        if let surveyed { surveyCalibration = surveyed }
+        phoneModel = surveyCalibration?.applied(to: baseModel) ?? model
+        if time != nil { calibratedAt = time }
+        beaconLocator = RobustTrilateration(anchors: AnchorSet(map: map, model: phoneModel))
         receiverLocator = RobustTrilateration(anchors: AnchorSet(map: anchorMap, model: PathLossModel(exponent: model.exponent)))
         makeRoomDeciders()
     }

@@ -5,37 +5,48 @@ import BeaconSimulator
 /// The server's own tracker as a row of `proxima evaluate`: a ``SiteTracker`` on the scenario's
 /// map hears every simulated sighting as the gateway (or the walker's phone) that reported it,
 /// so the server's rooms are scored against the simulator's truth end to end: calibration
-/// refits, one-second cycles and all.
+/// refits, one-second cycles and all. `survey` (the evaluation's simulated phone survey) goes
+/// into the map, as an operator would upload it.
 public struct SiteTrackerRoomDecider: ExternalRoomDecider {
     public let labels: [LocationReport.Direction: String]
     private var tracker: SiteTracker
     private let tagNames: [BeaconIdentity: String]
 
     /// `labels` names the rows this tracker fills; a direction without a label is not scored.
-    public init(scenario: Scenario, configuration: SiteTracker.Configuration, labels: [LocationReport.Direction: String]) {
+    public init(scenario: Scenario, configuration: SiteTracker.Configuration, labels: [LocationReport.Direction: String], survey: [SurveyPoint] = []) {
         self.labels = labels
-        tracker = SiteTracker(map: scenario.siteMap, configuration: configuration)
+        var map = scenario.siteMap
+        map.survey = survey
+        tracker = SiteTracker(map: map, configuration: configuration)
         tagNames = Dictionary(scenario.beacons.filter { $0.path != nil }.map { ($0.identity, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// What `proxima serve` runs by default; with `--phone-room-particles` at the evaluation's
-    /// particle count (phones only: the option changes nothing for tags); and with the
-    /// calibration's priors as weak as the library's, as the server had them before.
-    public static func evaluated() -> [@Sendable (Scenario) -> any ExternalRoomDecider] {
+    /// particle count (phones only: the option changes nothing for tags); with the
+    /// calibration's priors as weak as the library's, as the server had them before; and on a
+    /// map that carries the evaluation's simulated phone survey, with and without particles
+    /// (carried beacons keep the fixed links' fit, so their row with the survey equals the default).
+    public static func evaluated() -> [@Sendable (Scenario, [SurveyPoint]) -> any ExternalRoomDecider] {
         let particles = RoomDecider.Configuration.serverParticles
         return [
-            { SiteTrackerRoomDecider(scenario: $0, configuration: SiteTracker.Configuration(),
+            { scenario, _ in SiteTrackerRoomDecider(scenario: scenario, configuration: SiteTracker.Configuration(),
                                      labels: [.phones: defaultLabel, .tags: defaultLabel]) },
-            { SiteTrackerRoomDecider(scenario: $0, configuration: SiteTracker.Configuration(phoneRooms: .serverPhones(particles: particles)),
+            { scenario, _ in SiteTrackerRoomDecider(scenario: scenario, configuration: SiteTracker.Configuration(phoneRooms: .serverPhones(particles: particles)),
                                      labels: [.phones: particlesLabel(particles)]) },
-            { SiteTrackerRoomDecider(scenario: $0, configuration: SiteTracker.Configuration(calibrationPriors: .weak),
+            { scenario, _ in SiteTrackerRoomDecider(scenario: scenario, configuration: SiteTracker.Configuration(calibrationPriors: .weak),
                                      labels: [.phones: weakPriorsLabel, .tags: weakPriorsLabel]) },
+            { scenario, survey in SiteTrackerRoomDecider(scenario: scenario, configuration: SiteTracker.Configuration(),
+                                                         labels: [.phones: surveyLabel, .tags: surveyLabel], survey: survey) },
+            { scenario, survey in SiteTrackerRoomDecider(scenario: scenario, configuration: SiteTracker.Configuration(phoneRooms: .serverPhones(particles: particles)),
+                                                         labels: [.phones: surveyParticlesLabel(particles)], survey: survey) },
         ]
     }
 
     public static let defaultLabel = "server's tracker (proxima serve)"
     public static func particlesLabel(_ particles: Int) -> String { "server's tracker, --phone-room-particles \(particles)" }
     public static let weakPriorsLabel = "server's tracker, weak calibration priors (before)"
+    public static let surveyLabel = "server's tracker, map with the survey"
+    public static func surveyParticlesLabel(_ particles: Int) -> String { "server's tracker, map with the survey, --phone-room-particles \(particles)" }
 
     public mutating func receive(_ sighting: Sighting) -> [ExternalRoomChange] {
         translate(tracker.receive([sighting], gateway: sighting.receiver))

@@ -16,6 +16,7 @@ async function optional(path) {
 function render(container) {
   const status = el('p', { class: 'note', 'aria-live': 'polite' });
   const planHolder = el('div', { class: 'plan' });
+  const calibrationLine = el('p', { class: 'note calibration', 'aria-live': 'polite' });
   const details = el('aside', { class: 'details', 'aria-live': 'polite', 'aria-label': 'Beacon details' },
     message('Choose a beacon on the plan (click it, or Tab to it and press Enter).'));
   let stops = [];
@@ -36,9 +37,11 @@ function render(container) {
     draw();
     const refresh = async () => {
       try {
-        const [fleet, positions] = await Promise.all([get(`/v1/fleet?site=${site.id}`), map ? optional(`/v1/positions?site=${site.id}`) : null]);
+        const [fleet, positions, calibration] = await Promise.all([get(`/v1/fleet?site=${site.id}`),
+          map ? optional(`/v1/positions?site=${site.id}`) : null, map ? optional(`/v1/sites/${site.id}/calibration`) : null]);
         state.fleet = new Map(fleet.beacons.map((row) => [identity(row), row]));
         state.positions = positions?.positions ?? [];
+        calibrationLine.textContent = describeCalibration(calibration);
         update();
         status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
       } catch (error) {
@@ -71,6 +74,9 @@ function render(container) {
     }
     for (const wall of map?.venue?.walls ?? []) {
       plan.append(svg('line', { x1: wall.from.x, y1: wall.from.y, x2: wall.to.x, y2: wall.to.y, class: 'wall', 'stroke-width': unit / 2 }));
+    }
+    for (const scan of map?.survey ?? []) {
+      plan.append(svg('circle', { cx: scan.position.x, cy: scan.position.y, r: unit / 4, class: 'survey-spot' }));
     }
     for (const door of map?.doors ?? []) {
       plan.append(svg('circle', { cx: door.position.x, cy: door.position.y, r: unit / 2, class: 'door' }, svg('title', { text: `door ${door.name ?? ''}` })));
@@ -107,7 +113,22 @@ function render(container) {
       ['ok', 'unknown', 'warning', 'alert', 'missing', 'not heard'].map((name) =>
         el('li', {}, el('span', { class: `swatch state-${name.replace(' ', '-')}`, 'aria-hidden': 'true' }), name)),
       el('li', {}, el('span', { class: 'swatch gateway-swatch', 'aria-hidden': 'true' }), 'gateway'),
-      el('li', {}, el('span', { class: 'swatch subject-swatch', 'aria-hidden': 'true' }), 'tracked position'));
+      el('li', {}, el('span', { class: 'swatch subject-swatch', 'aria-hidden': 'true' }), 'tracked position'),
+      state.map?.survey?.length
+        ? el('li', {}, el('span', { class: 'swatch survey-swatch', 'aria-hidden': 'true' }), `survey scan (${state.map.survey.length})`) : null);
+  }
+
+  // The site's self-calibration in a line: what carried beacons (the gateways' fit) and
+  // phones (with the map's survey, its own fit) are located with.
+  function describeCalibration(calibration) {
+    if (!calibration) return '';
+    const gateways = calibration.status === 'fitted'
+      ? `Calibration: path-loss exponent ${calibration.exponent.toFixed(2)} from ${calibration.links} gateway links, residual spread ${calibration.residualSpread.toFixed(1)} dB.`
+      : 'Calibration: waiting for fixed gateways to hear fixed beacons.';
+    const survey = calibration.survey;
+    if (!survey) return gateways;
+    const phones = typeof survey.exponent === 'number' ? `exponent ${survey.exponent.toFixed(2)}` : 'not fitted yet';
+    return `${gateways} Phones: ${phones}, with the map's survey of ${survey.points} scans.`;
   }
 
   function update() {
@@ -155,7 +176,7 @@ function render(container) {
   (async () => {
     try {
       const picker = await sitePicker('venue-site', (site) => load(site).catch(showError));
-      container.append(el('div', { class: 'toolbar' }, picker.node), status, el('div', { class: 'venue' }, planHolder, details));
+      container.append(el('div', { class: 'toolbar' }, picker.node), status, el('div', { class: 'venue' }, planHolder, details), calibrationLine);
       await load(picker.sites[0]);
     } catch (error) {
       showError(error);

@@ -100,10 +100,10 @@ public struct SiteTracker: Sendable {
     /// With a map survey, the fit of the fixed links and the survey's scans together, weakly
     /// held (the survey's links at many distances decide): what phones are located with. A
     /// phone hears the beacons as the surveyor's phone did, from hand height, while the fixed
-    /// links run between mounted beacons and gateways; on home.json the survey's fit took the
-    /// server's phones from 81.5 % to 98.8 % of seconds in the right room, and the same fit
-    /// for carried beacons took office.json's tags from 96.0 % to 82.6 %
-    /// (docs/evaluation.md, sixteenth round). Nil without a survey: phones use ``model``.
+    /// links run between mounted beacons and gateways. On home.json the survey's fit took the
+    /// server's phones with particles from 88.4 % to 91.0 % of seconds in the right room over
+    /// eight seeds, and the same fit for carried beacons took office.json's tags from 96.0 % to
+    /// 82.6 % (docs/evaluation.md, sixteenth round). Nil without a survey: phones use ``model``.
     public private(set) var surveyCalibration: SiteCalibration?
     private var surveyCalibrator: SiteCalibrator?
     /// What phones are located with: ``model``, or with a map survey ``surveyCalibration``'s.

@@ -40,7 +40,8 @@ public struct LocationEvaluation: Sendable {
     public var fixRooms = FixRoomPresence.Configuration()
     public var roomPresence = RoomPresence.Configuration()
     /// Room deciders from outside this module (the server's tracker), made afresh for each
-    /// seed's scenario and scored beside the evaluation's own rows.
+    /// seed's scenario (with its simulated phone survey, empty with no survey) and scored beside
+    /// the evaluation's own rows.
     public var externalDeciders: [@Sendable (Scenario, _ phoneSurvey: [SurveyPoint]) -> any ExternalRoomDecider] = []
 
     public init(scenario: Scenario) {

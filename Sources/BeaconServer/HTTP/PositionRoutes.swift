@@ -47,6 +47,15 @@ extension ProximaServer {
             var receiverGain: [String: Double]?
             var residualSpread: Double?
             var links: Int?
+
+            init(points: Int, fit: SiteCalibration?) {
+                self.points = points
+                exponent = fit?.exponent
+                beaconPower = fit?.beaconPower
+                receiverGain = fit?.receiverGain
+                residualSpread = fit?.residualSpread
+                links = fit?.links
+            }
         }
     }
 
@@ -88,12 +97,7 @@ extension ProximaServer {
                 throw APIError(.notFound, field: "id", "site \(id) has no map; upload one with PUT /v1/sites/\(id)/map")
             }
             let tracker = ingestion.positions.tracker(siteID: id, mapVersion: version)
-            let survey = tracker.flatMap { tracker in
-                tracker.map.survey.isEmpty ? nil : CalibrationReply.SurveyFit(
-                    points: tracker.map.survey.count, exponent: tracker.surveyCalibration?.exponent, beaconPower: tracker.surveyCalibration?.beaconPower,
-                    receiverGain: tracker.surveyCalibration?.receiverGain, residualSpread: tracker.surveyCalibration?.residualSpread,
-                    links: tracker.surveyCalibration?.links)
-            }
+            let survey = tracker.flatMap { $0.map.survey.isEmpty ? nil : CalibrationReply.SurveyFit(points: $0.map.survey.count, fit: $0.surveyCalibration) }
             guard let tracker, let fit = tracker.calibration else {
                 return try Self.json(CalibrationReply(siteID: id, status: "waiting", survey: survey))
             }

@@ -149,10 +149,29 @@ enum PositionBenchmark {
                          tracker.subjectCount, tracker.calibration?.exponent ?? .nan))
         }
 
+        // A survey every metre of the floor (what an operator's map may carry): the phones get
+        // a second fit, made when the map is uploaded and refitted with the fixed links.
+        var surveyedMap = map
+        var surveyGenerator = SplitMix64(seed: 41)
+        for x in stride(from: 0.5, to: map.width, by: 1) {
+            for y in stride(from: 0.5, to: map.height, by: 1) {
+                let spot = Position(x: x, y: y)
+                let readings = map.beacons.indices.compactMap { index in
+                    rssi(map.beacons[index].position, spot, map: map, generator: &surveyGenerator).map { Reading(beacon: index, rssi: Double($0)) }
+                }
+                if !readings.isEmpty { surveyedMap.survey.append(SurveyPoint(position: spot, readings: readings)) }
+            }
+        }
+        let uploadBegan = clock.now
+        let uploaded = SiteTracker(map: surveyedMap)
+        print(String(format: "map with a survey of %d scans: the upload's tracker and fit took %.1f ms (phones' exponent %.2f)", surveyedMap.survey.count,
+                     uploadBegan.duration(to: clock.now).seconds * 1000, uploaded.surveyCalibration?.exponent ?? .nan))
+
         let phoneWork = phoneBatches(map: map, start: start)
-        for (label, rooms) in [("phones without particles", SiteTracker.Configuration().phoneRooms),
-                               ("phones with 300 particles each", RoomDecider.Configuration.serverPhones(particles: 300))] {
-            var tracker = SiteTracker(map: map, configuration: .init(phoneRooms: rooms))
+        for (label, rooms, trackedMap) in [("phones without particles", SiteTracker.Configuration().phoneRooms, map),
+                                           ("phones with 300 particles each", RoomDecider.Configuration.serverPhones(particles: 300), map),
+                                           ("phones with 300 particles each, map with the survey", RoomDecider.Configuration.serverPhones(particles: 300), surveyedMap)] {
+            var tracker = SiteTracker(map: trackedMap, configuration: .init(phoneRooms: rooms))
             let began = clock.now
             var changes = 0
             for batch in phoneWork { changes += tracker.receive(batch.sightings, gateway: batch.gateway).count }

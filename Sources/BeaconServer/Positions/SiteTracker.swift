@@ -385,7 +385,7 @@ public struct SiteTracker: Sendable {
         return decider!.decide(&track, subject: "", readings: readings, receiver: "", time: time)
     }
 
-    /// Adds the cycle's link means to the calibrator (corrected for the walls between, which
+    /// Adds the cycle's link means to both calibrators (corrected for the walls between, which
     /// the fit does not model) and refits every `calibrationInterval` seconds.
     private mutating func calibrate(cycle: Int) {
         guard !pendingLinks.isEmpty else { return }
@@ -396,8 +396,9 @@ public struct SiteTracker: Sendable {
                 let horizontal = beacon.position.distance(to: receiver.position)
                 let slant = (horizontal * horizontal + model.heightOffset * model.heightOffset).squareRoot()
                 let walls = map.wallLoss(from: beacon.position, to: receiver.position)
-                calibrator.add(beacon: beacon.id, receiver: receiver.id, distance: slant, rssi: sums.sum / Double(sums.count) + walls)
-                surveyCalibrator?.add(beacon: beacon.id, receiver: receiver.id, distance: slant, rssi: sums.sum / Double(sums.count) + walls)
+                let rssi = sums.sum / Double(sums.count) + walls
+                calibrator.add(beacon: beacon.id, receiver: receiver.id, distance: slant, rssi: rssi)
+                surveyCalibrator?.add(beacon: beacon.id, receiver: receiver.id, distance: slant, rssi: rssi)
             }
         }
         pendingLinks = [:]

@@ -30,7 +30,9 @@ public struct SiteCalibration: Sendable, Hashable, Codable {
 /// and refitted whenever wanted.
 public struct SiteCalibrator: Sendable, Hashable {
     public static let maximumLinks = 50_000
-    public static let maximumParameters = 1_500
+    /// Receivers a fit takes: the exponent and the gains are solved densely (cubic in their
+    /// number), the beacons' powers one by one, so beacons are bounded by ``maximumLinks`` only.
+    public static let maximumReceivers = 500
     public static let readingsPerLink = 64
 
     struct LinkKey: Hashable, Sendable {
@@ -110,7 +112,8 @@ public struct SiteCalibrator: Sendable, Hashable {
 
     public var linkCount: Int { links.count }
 
-    /// The current fit, or nil until the links span at least two distances.
+    /// The current fit; nil until the links span at least two distances, or with more than
+    /// ``maximumReceivers`` receivers.
     public func fit() -> SiteCalibration? {
         let keys = links.keys.sorted { ($0.beacon, $0.receiver, $0.centimetres) < ($1.beacon, $1.receiver, $1.centimetres) }
         guard Set(keys.map(\.centimetres)).count >= 2 else { return nil }
@@ -120,32 +123,17 @@ public struct SiteCalibrator: Sendable, Hashable {
         let receiverIndex = Dictionary(uniqueKeysWithValues: receivers.enumerated().map { ($1, $0) })
         // Parameters: [n, P_0…P_B-1, G_0…G_R-1].
         let parameterCount = 1 + beacons.count + receivers.count
-        guard parameterCount <= Self.maximumParameters else { return nil }
-        struct Row { var beacon: Int; var receiver: Int; var logDistance: Double; var rssi: Double }
+        guard receivers.count <= Self.maximumReceivers else { return nil }
         let rows = keys.map { key in
-            Row(beacon: beaconIndex[key.beacon]!, receiver: receiverIndex[key.receiver]!,
-                logDistance: log10(Double(key.centimetres) / 100), rssi: links[key]!.median)
+            LinkRow(beacon: beaconIndex[key.beacon]!, receiver: receiverIndex[key.receiver]!,
+                    logDistance: log10(Double(key.centimetres) / 100), rssi: links[key]!.median)
         }
+        let priorPowers = beacons.map { priorPower[$0] ?? defaultPower }
         var weights = [Double](repeating: 1, count: rows.count)
         var solution = [Double](repeating: 0, count: parameterCount)
         var spread = 0.0
         for _ in 0..<10 {
-            var normal = [Double](repeating: 0, count: parameterCount * parameterCount)
-            var rhs = [Double](repeating: 0, count: parameterCount)
-            func add(_ entries: [(Int, Double)], _ value: Double, _ weight: Double) {
-                for (i, a) in entries {
-                    rhs[i] += weight * a * value
-                    for (j, b) in entries { normal[i * parameterCount + j] += weight * a * b }
-                }
-            }
-            for (index, row) in rows.enumerated() {
-                add([(0, -10 * row.logDistance), (1 + row.beacon, 1), (1 + beacons.count + row.receiver, 1)], row.rssi, weights[index])
-            }
-            // Priors: n near 2, each power near its configured value; gains sum to zero.
-            add([(0, 1)], 2, priors.exponentWeight)
-            for (index, beacon) in beacons.enumerated() { add([(1 + index, 1)], priorPower[beacon] ?? defaultPower, priors.powerWeight) }
-            add(receivers.indices.map { (1 + beacons.count + $0, 1.0) }, 0, 100)
-            guard let solved = Self.solve(normal, rhs, size: parameterCount) else { return nil }
+            guard let solved = Self.solveStep(rows: rows, weights: weights, receivers: receivers.count, priorPowers: priorPowers, priors: priors) else { return nil }
             solution = solved
             let residuals = rows.map { row in
                 row.rssi - (solution[1 + row.beacon] + solution[1 + beacons.count + row.receiver] - 10 * solution[0] * row.logDistance)
@@ -160,6 +148,75 @@ public struct SiteCalibrator: Sendable, Hashable {
             beaconPower: Dictionary(uniqueKeysWithValues: beacons.enumerated().map { ($1, solution[1 + $0]) }),
             receiverGain: Dictionary(uniqueKeysWithValues: receivers.enumerated().map { ($1, solution[1 + beacons.count + $0]) }),
             residualSpread: spread, links: rows.count)
+    }
+
+    /// One link's median reading, by index into the fit's beacons and receivers.
+    struct LinkRow: Hashable, Sendable {
+        var beacon: Int
+        var receiver: Int
+        var logDistance: Double
+        var rssi: Double
+    }
+
+    /// Gain offsets are held to sum to zero with this weight.
+    static let gainSumWeight = 100.0
+
+    /// One weighted least-squares step: the parameters `[n, P_0…P_B-1, G_0…G_R-1]` minimising
+    /// Σ w·(rssi − P_b − G_r + 10·n·log10 d)² plus the priors. Each link involves one beacon,
+    /// so the beacons' powers are eliminated first (their block of the normal equations is
+    /// diagonal), leaving a dense system in the exponent and the gains alone; then each power
+    /// follows from its own links. A site of a thousand beacons heard by ten gateways solves 11
+    /// unknowns instead of 1,011 (dense elimination of all of them took seconds).
+    static func solveStep(rows: [LinkRow], weights: [Double], receivers: Int, priorPowers: [Double], priors: Priors) -> [Double]? {
+        let beacons = priorPowers.count
+        // The reduced unknowns: 0 the exponent, 1 + r receiver r's gain.
+        let size = 1 + receivers
+        var reduced = [Double](repeating: 0, count: size * size)
+        var reducedRHS = [Double](repeating: 0, count: size)
+        // Per beacon: its diagonal entry, its right-hand side and its coupling to the reduced
+        // unknowns (sparse: the exponent and the receivers that hear it).
+        var diagonal = priorPowers.map { _ in priors.powerWeight }
+        var beaconRHS = priorPowers.map { $0 * priors.powerWeight }
+        var coupling = [[Int: Double]](repeating: [:], count: beacons)
+        for (index, row) in rows.enumerated() {
+            let weight = weights[index]
+            let slope = -10 * row.logDistance
+            let gain = 1 + row.receiver
+            reduced[0] += weight * slope * slope
+            reduced[gain * size + gain] += weight
+            reduced[gain] += weight * slope
+            reduced[gain * size] += weight * slope
+            reducedRHS[0] += weight * slope * row.rssi
+            reducedRHS[gain] += weight * row.rssi
+            diagonal[row.beacon] += weight
+            beaconRHS[row.beacon] += weight * row.rssi
+            coupling[row.beacon][0, default: 0] += weight * slope
+            coupling[row.beacon][gain, default: 0] += weight
+        }
+        reduced[0] += priors.exponentWeight
+        reducedRHS[0] += 2 * priors.exponentWeight
+        for i in 1..<size { for j in 1..<size { reduced[i * size + j] += gainSumWeight } }
+        var couplings: [[(Int, Double)]] = []
+        couplings.reserveCapacity(beacons)
+        for beacon in 0..<beacons {
+            guard diagonal[beacon] > 1e-12 else { return nil }
+            let entries = coupling[beacon].sorted { $0.key < $1.key }
+            couplings.append(entries)
+            let inverse = 1 / diagonal[beacon]
+            for (i, a) in entries {
+                reducedRHS[i] -= a * beaconRHS[beacon] * inverse
+                for (j, b) in entries { reduced[i * size + j] -= a * b * inverse }
+            }
+        }
+        guard let rest = solve(reduced, reducedRHS, size: size) else { return nil }
+        var solution = [Double](repeating: 0, count: 1 + beacons + receivers)
+        solution[0] = rest[0]
+        for receiver in 0..<receivers { solution[1 + beacons + receiver] = rest[1 + receiver] }
+        for beacon in 0..<beacons {
+            let coupled = couplings[beacon].reduce(0) { $0 + $1.1 * rest[$1.0] }
+            solution[1 + beacon] = (beaconRHS[beacon] - coupled) / diagonal[beacon]
+        }
+        return solution
     }
 
     /// Gaussian elimination with partial pivoting on a dense square system; nil when singular.

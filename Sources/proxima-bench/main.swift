@@ -8,6 +8,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("server", ServerBenchmark.run),
     ("locate", LocateBenchmark.run),
     ("positions", PositionBenchmark.run),
+    ("calibration", { try CalibrationBenchmark.run() }),
     ("fleet", FleetBenchmark.run),
     ("fleet-server", FleetServerBenchmark.run),
     ("server-flood", { try await BenchServer.eachDatabase(FloodBenchmark.measure) }),

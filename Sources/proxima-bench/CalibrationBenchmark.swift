@@ -29,8 +29,7 @@ enum CalibrationBenchmark {
             }
             let began = clock.now
             let fitted = calibrator.fit()
-            let elapsed = began.duration(to: clock.now)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = began.duration(to: clock.now).seconds
             print(String(format: "%d beacons × %d gateways, %d links: fit %.1f ms (exponent %@)", site.beacons, site.gateways, calibrator.linkCount,
                          seconds * 1000, fitted.map { String(format: "%.2f", $0.exponent) } ?? "none: over the bound"))
         }

@@ -14,15 +14,20 @@ public struct AnchorSet: Sendable, Hashable {
     public let walls: WallLossGrid?
 
     /// `attenuatingWalls` puts the map's wall losses into the trilateration and particle
-    /// filter models; without it walls only stop particles.
-    public init(map: SiteMap, model: PathLossModel, attenuatingWalls: Bool = false) {
+    /// filter models; without it walls only stop particles. `wallLosses`, the table of an
+    /// earlier set of the same map's anchors, is taken instead of tabulating the walls again
+    /// (a large floor's table takes most of a second, and a new calibration does not change it);
+    /// one made for other anchors or another map is ignored.
+    public init(map: SiteMap, model: PathLossModel, attenuatingWalls: Bool = false, wallLosses: WallLossGrid? = nil) {
         xs = map.beacons.map(\.position.x)
         ys = map.beacons.map(\.position.y)
         powers = map.beacons.map { model.power(of: $0) }
         self.model = model
         width = map.width
         height = map.height
-        walls = attenuatingWalls && !map.walls.isEmpty ? WallLossGrid(map: map, anchors: map.beacons.map(\.position)) : nil
+        let positions = map.beacons.map(\.position)
+        walls = attenuatingWalls && !map.walls.isEmpty
+            ? (wallLosses.flatMap { $0.fits(map, anchors: positions) ? $0 : nil } ?? WallLossGrid(map: map, anchors: positions)) : nil
     }
 
     /// The wall loss between a spot and an anchor (0 without `walls`).

@@ -138,10 +138,15 @@ public struct RoomDecider: Sendable {
     private var locators: [LocateMethod: ScanLocator] = [:]
     private let signal: SignalRoomLikelihood?
     private let fixLikelihood: RoomLikelihood
+    /// The table of the map's wall losses this decider's estimators share: a caller that
+    /// rebuilds the decider with a new calibration passes it back instead of tabulating the
+    /// walls again.
+    public let wallLosses: WallLossGrid?
 
     /// `map`'s beacons are the anchors (for carried beacons located from gateways: the
-    /// gateways, each at the tag's power plus its gain). The estimators model the map's walls.
-    public init(map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], configuration: Configuration) {
+    /// gateways, each at the tag's power plus its gain). The estimators model the map's walls;
+    /// `wallLosses` is the ``wallLosses`` of an earlier decider on the same map.
+    public init(map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], configuration: Configuration, wallLosses: WallLossGrid? = nil) {
         self.configuration = configuration
         self.map = map
         filter = RoomFilter(rooms: map.rooms, doors: map.doors, configuration: configuration.filter)
@@ -149,9 +154,11 @@ public struct RoomDecider: Sendable {
         let needed = configuration.methods + (configuration.particleMass && !configuration.methods.contains(.particle) ? [.particle] : [])
         for method in needed where method != .fingerprint || !survey.isEmpty {
             locators[method] = ScanLocator(method: method, map: map, model: model, survey: survey, attenuatingWalls: true, body: configuration.body,
-                                           particles: configuration.particles, fingerprintsWeighParticles: configuration.fingerprintsWeighParticles)
+                                           particles: configuration.particles, fingerprintsWeighParticles: configuration.fingerprintsWeighParticles,
+                                           wallLosses: wallLosses ?? locators.values.first?.anchors.walls)
         }
-        let anchors = locators.values.first?.anchors ?? AnchorSet(map: map, model: model, attenuatingWalls: true)
+        let anchors = locators.values.first?.anchors ?? AnchorSet(map: map, model: model, attenuatingWalls: true, wallLosses: wallLosses)
+        self.wallLosses = anchors.walls
         signal = configuration.signal && !map.rooms.isEmpty ? SignalRoomLikelihood(rooms: map.rooms, anchors: anchors, weakerLossScale: configuration.weakerLossScale,
                                                                                                maximumCells: configuration.signalCells, modelsBody: configuration.body != nil) : nil
     }

@@ -22,15 +22,16 @@ public struct ScanLocator: Sendable {
     public static let maximumTrackedReceivers = 100_000
 
     /// `survey` is needed for `.fingerprint` (the method gives no fixes without it).
-    /// `attenuatingWalls`: see ``AnchorSet/init(map:model:attenuatingWalls:)``.
+    /// `attenuatingWalls`, `wallLosses`: see ``AnchorSet/init(map:model:attenuatingWalls:wallLosses:)``.
     public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], attenuatingWalls: Bool = false,
-                body: BodyShadow? = nil, particles: Int = ParticleFilter.Configuration.defaultParticles, fingerprintsWeighParticles: Bool = true) {
+                body: BodyShadow? = nil, particles: Int = ParticleFilter.Configuration.defaultParticles, fingerprintsWeighParticles: Bool = true,
+                wallLosses: WallLossGrid? = nil) {
         self.method = method
         self.body = body
         self.particles = max(1, particles)
         self.fingerprintsWeighParticles = fingerprintsWeighParticles
         self.map = map
-        anchors = AnchorSet(map: map, model: model, attenuatingWalls: attenuatingWalls)
+        anchors = AnchorSet(map: map, model: model, attenuatingWalls: attenuatingWalls, wallLosses: wallLosses)
         centroid = WeightedCentroid(anchors: anchors)
         trilateration = RobustTrilateration(anchors: anchors)
         fingerprints = survey.isEmpty ? nil : FingerprintIndex(survey: survey, beaconCount: map.beacons.count)

@@ -9,6 +9,10 @@ import Foundation
 public struct WallLossGrid: Sendable, Hashable {
     public static let maximumEntries = 4_000_000
     public let cell: Double
+    /// Anchors the table was made for, in order, and the map's walls and size.
+    public let anchors: [Position]
+    let walls: [MapWall]
+    let width: Double, height: Double
     private let columns: Int
     private let rows: Int
     /// losses[anchor * rows * columns + row * columns + column], dB.
@@ -31,9 +35,18 @@ public struct WallLossGrid: Sendable, Hashable {
             }
         }
         self.cell = cell
+        self.anchors = anchors
+        walls = map.walls
+        width = map.width
+        height = map.height
         self.columns = columns
         self.rows = rows
         self.losses = losses
+    }
+
+    /// Whether this table holds `map`'s walls for `anchors`.
+    public func fits(_ map: SiteMap, anchors: [Position]) -> Bool {
+        self.anchors == anchors && walls == map.walls && width == map.width && height == map.height
     }
 
     /// The loss in dB between the spot (x, y) and an anchor.

@@ -188,9 +188,10 @@ public struct SiteTracker: Sendable {
         beaconRooms = roomAnchorMap.map { anchors in
             // Readings reach it corrected for each gateway's gain and the beacon's power.
             let anchorModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
-            return RoomDecider(map: anchors, model: anchorModel, configuration: configuration.beaconRooms)
+            return RoomDecider(map: anchors, model: anchorModel, configuration: configuration.beaconRooms, wallLosses: beaconRooms?.wallLosses)
         }
-        phoneRooms = map.rooms.isEmpty || fixedBeacons.isEmpty ? nil : RoomDecider(map: map, model: phoneModel, survey: map.survey, configuration: configuration.phoneRooms)
+        phoneRooms = map.rooms.isEmpty || fixedBeacons.isEmpty ? nil
+            : RoomDecider(map: map, model: phoneModel, survey: map.survey, configuration: configuration.phoneRooms, wallLosses: phoneRooms?.wallLosses)
     }
 
     /// The calibration's name for the phone that took the map's survey.

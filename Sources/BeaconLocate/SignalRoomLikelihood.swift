@@ -31,7 +31,7 @@ public struct SignalRoomLikelihood: Sendable {
     /// grids on large maps, so memory and the cost of a cycle stay bounded.
     public static let maximumEntries = 2_000_000
 
-    /// `anchors` should model the walls (``AnchorSet/init(map:model:attenuatingWalls:)`` with
+    /// `anchors` should model the walls (``AnchorSet/init(map:model:attenuatingWalls:wallLosses:)`` with
     /// `attenuatingWalls`), or only distance counts. At most `maximumCells` cells per room, fewer
     /// when rooms × cells × anchors would pass ``maximumEntries``.
     /// `modelsBody` keeps the direction of each anchor from each cell, so that

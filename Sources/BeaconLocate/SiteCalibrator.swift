@@ -200,6 +200,8 @@ public struct SiteCalibrator: Sendable, Hashable {
         couplings.reserveCapacity(beacons)
         for beacon in 0..<beacons {
             guard diagonal[beacon] > 1e-12 else { return nil }
+            // In index order: a dictionary's order differs between processes, and so would the
+            // last bits of the sums.
             let entries = coupling[beacon].sorted { $0.key < $1.key }
             couplings.append(entries)
             let inverse = 1 / diagonal[beacon]

@@ -11,6 +11,23 @@ public struct SurveyPoint: Sendable, Hashable {
     }
 }
 
+/// One scan of a survey tag held still at a known spot, as the site's receivers heard it: the
+/// other direction of ``SurveyPoint``, for carried beacons located from gateways. A receiver
+/// hears a tag at the tag's power, so the scan keeps the power the tag advertised.
+public struct TagSurveyPoint: Sendable, Hashable {
+    public var position: Position
+    /// The survey tag's measured power (dBm at 1 m, as it advertises it).
+    public var measuredPower: Double
+    /// RSSI by index in the map's `receivers`.
+    public var readings: [Reading]
+
+    public init(position: Position, measuredPower: Double, readings: [Reading]) {
+        self.position = position
+        self.measuredPower = measuredPower
+        self.readings = readings
+    }
+}
+
 /// Weighted k-nearest neighbours in signal space: the fix is the mean position of the k
 /// survey scans whose RSSI vectors are closest to the scan, weighted by closeness. A beacon
 /// not heard counts as heard at `floor`, so "not heard here" is information too.

@@ -16,10 +16,12 @@ public struct SiteMap: Sendable, Hashable {
     /// Scans taken at known spots (a phone held still at each), readings by index in `beacons`:
     /// fingerprints, and calibration links at many distances.
     public var survey: [SurveyPoint]
+    /// A tag held still at known spots, heard by the receivers: carried beacons' fingerprints.
+    public var tagSurvey: [TagSurveyPoint]
 
     public init(name: String = "site", width: Double, height: Double, walls: [MapWall] = [], rooms: [Room] = [],
                 doors: [Door] = [], beacons: [MappedBeacon] = [], receivers: [MappedReceiver] = [],
-                pointsOfInterest: [PointOfInterest] = [], survey: [SurveyPoint] = []) {
+                pointsOfInterest: [PointOfInterest] = [], survey: [SurveyPoint] = [], tagSurvey: [TagSurveyPoint] = []) {
         self.name = name
         self.width = width
         self.height = height
@@ -30,6 +32,7 @@ public struct SiteMap: Sendable, Hashable {
         self.receivers = receivers
         self.pointsOfInterest = pointsOfInterest
         self.survey = survey
+        self.tagSurvey = tagSurvey
     }
 
     /// The first room whose outline holds the point (a point on a shared edge goes to the room

@@ -21,6 +21,10 @@ extension SiteMap {
         public static let surveyPoints = 20_000
     }
 
+    /// The power a tag survey's scan is taken to have advertised when it does not say: the
+    /// iBeacon default of −59 dBm at 1 m.
+    public static let defaultTagSurveyPower = -59.0
+
     public static func load(contentsOf url: URL) throws(SiteMapError) -> SiteMap {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: url) } catch {
@@ -90,6 +94,9 @@ private struct MapDocument: Decodable {
     /// One survey scan: where it was taken and the RSSI (dBm) of each beacon heard there, by
     /// the beacon's name.
     struct SurveyEntry: Decodable { var position: Point; var rssi: [String: Double] }
+    /// One tag survey scan: where the tag was held, the power it advertised (the map's default
+    /// reference when absent) and the RSSI (dBm) each receiver heard, by the receiver's name.
+    struct TagSurveyEntry: Decodable { var position: Point; var measuredPower: Double?; var rssi: [String: Double] }
 
     var name: String?
     var uuid: String?
@@ -100,6 +107,7 @@ private struct MapDocument: Decodable {
     var receivers: [ReceiverEntry]?
     var pointsOfInterest: [PlaceEntry]?
     var survey: [SurveyEntry]?
+    var tagSurvey: [TagSurveyEntry]?
 
     func validated() throws(SiteMapError) -> SiteMap {
         let width = try number(venue.width, "venue.width", in: 0.1...100_000)
@@ -206,8 +214,37 @@ private struct MapDocument: Decodable {
             }
             scans.append(SurveyPoint(position: try position(entry.position, "\(path).position"), readings: readings.sorted { $0.beacon < $1.beacon }))
         }
+        let tagScans = try validatedTagSurvey(receivers: mappedReceivers, position: position)
         return SiteMap(name: name ?? "site", width: width, height: height, walls: walls, rooms: mappedRooms, doors: mappedDoors,
-                       beacons: mappedBeacons, receivers: mappedReceivers, pointsOfInterest: places, survey: scans)
+                       beacons: mappedBeacons, receivers: mappedReceivers, pointsOfInterest: places, survey: scans, tagSurvey: tagScans)
+    }
+
+    /// Receivers named in a tag survey must be placed: a carried beacon is located from the
+    /// receivers' positions, and one known only by its room has none.
+    private func validatedTagSurvey(receivers: [MappedReceiver],
+                                    position: (Point, String) throws(SiteMapError) -> Position) throws(SiteMapError) -> [TagSurveyPoint] {
+        let entries = tagSurvey ?? []
+        try limit(entries.count, SiteMap.Limits.surveyPoints, "tagSurvey")
+        let receiverIndex = Dictionary(uniqueKeysWithValues: receivers.enumerated().map { ($1.name, $0) })
+        var scans: [TagSurveyPoint] = []
+        for (index, entry) in entries.enumerated() {
+            let path = "tagSurvey[\(index)]"
+            var readings: [Reading] = []
+            for (receiver, rssi) in entry.rssi.sorted(by: { $0.key < $1.key }) {
+                guard let anchor = receiverIndex[receiver], receivers[anchor].position != nil else {
+                    throw SiteMapError(path: "\(path).rssi", expected: "the name of a receiver with a position in \"receivers\"",
+                                       found: "\"\(receiver.prefix(60))\"")
+                }
+                readings.append(Reading(beacon: anchor, rssi: try number(rssi, "\(path).rssi.\(receiver)", in: -127...20)))
+            }
+            guard !readings.isEmpty else {
+                throw SiteMapError(path: "\(path).rssi", expected: "at least one receiver heard", found: "none")
+            }
+            let power = try number(entry.measuredPower ?? SiteMap.defaultTagSurveyPower, "\(path).measuredPower", in: -127...20)
+            scans.append(TagSurveyPoint(position: try position(entry.position, "\(path).position"), measuredPower: power,
+                                        readings: readings.sorted { $0.beacon < $1.beacon }))
+        }
+        return scans
     }
 
     private func number(_ value: Double, _ path: String, in range: ClosedRange<Double>) throws(SiteMapError) -> Double {

@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconLocate
 
 /// A room decider that lives outside this module (the server's `SiteTracker`), scored by the
 /// location evaluation against the same truth as its own rows: it hears every sighting as its
@@ -25,5 +26,18 @@ public struct ExternalRoomChange: Sendable, Hashable {
         self.subject = subject
         self.room = room
         self.time = time
+    }
+}
+
+/// The surveys the location evaluation simulated for one seed, as a site would upload them in
+/// its map: a phone's scans of the fixed beacons (``SiteMap/survey``) and a tag's scans as the
+/// gateways heard it (``SiteMap/tagSurvey``, readings by index in the map's receivers).
+public struct LocationSurveys: Sendable {
+    public var phones: [SurveyPoint]
+    public var tags: [TagSurveyPoint]
+
+    public init(phones: [SurveyPoint] = [], tags: [TagSurveyPoint] = []) {
+        self.phones = phones
+        self.tags = tags
     }
 }

@@ -40,9 +40,9 @@ public struct LocationEvaluation: Sendable {
     public var fixRooms = FixRoomPresence.Configuration()
     public var roomPresence = RoomPresence.Configuration()
     /// Room deciders from outside this module (the server's tracker), made afresh for each
-    /// seed's scenario (with its simulated phone survey, empty with no survey) and scored beside
+    /// seed's scenario (with its simulated surveys, empty with no survey) and scored beside
     /// the evaluation's own rows.
-    public var externalDeciders: [@Sendable (Scenario, _ phoneSurvey: [SurveyPoint]) -> any ExternalRoomDecider] = []
+    public var externalDeciders: [@Sendable (Scenario, LocationSurveys) -> any ExternalRoomDecider] = []
 
     public init(scenario: Scenario) {
         self.scenario = scenario
@@ -87,11 +87,14 @@ public struct LocationEvaluation: Sendable {
 
         var pass = LocationPass(scenario: scenario, map: map, model: model, cycle: cycle, tagRoomCycle: tagRoomCycle, phoneSurvey: phoneSurvey?.fingerprints ?? [],
                                 walkers: walkers.map(\.name), tags: tags, gateways: gateways, fixRooms: fixRooms, roomPresence: roomPresence)
+        var surveys = LocationSurveys(phones: phoneSurvey?.fingerprints ?? [])
         if let tag = tags.first, !grid.isEmpty, gateways.count >= 2 {
             let survey = SimulatedSurvey.tags(scenario, grid: grid, like: tag, height: tag.position.z, duration: surveyDuration, gateways: gateways)
             pass.tagSurvey = survey.fingerprints
+            // The map's receivers are the gateways, in the same order.
+            surveys.tags = survey.fingerprints.map { TagSurveyPoint(position: $0.position, measuredPower: Double(tag.measuredPower.dBm), readings: $0.readings) }
         }
-        pass.external = externalDeciders.map { $0(scenario, phoneSurvey?.fingerprints ?? []) }
+        pass.external = externalDeciders.map { $0(scenario, surveys) }
         var simulation = Simulation(scenario: scenario)
         while let item = simulation.next() { pass.receive(item) }
         pass.finish()

@@ -108,6 +108,41 @@ import Testing
         #expect(halfMove > 10 && halfMove <= wholeMove, "\(half.events) against \(whole.events)")
     }
 
+    /// With a tag survey in the map, `--method fingerprint` locates tags by their fingerprints
+    /// (without one, the particle filter does). The survey tag advertised −59 dBm and the
+    /// walking one −65: both are shifted to the model's default power, so they match.
+    @Test func aMapsTagSurveyGivesTagsFingerprints() throws {
+        var map = try Self.site()
+        let model = PathLossModel(exponent: 2)
+        for x in stride(from: 1.0, through: 19, by: 1) {
+            for y in stride(from: 1.0, through: 9, by: 1) {
+                let spot = Position(x: x, y: y)
+                let readings = try map.receivers.enumerated().map { index, gateway in
+                    let position = try #require(gateway.position)
+                    let dx = spot.x - position.x, dy = spot.y - position.y
+                    return Reading(beacon: index, rssi: model.expectedRSSI(power: -59, squaredDistance: dx * dx + dy * dy) - map.wallLoss(from: spot, to: position))
+                }
+                map.tagSurvey.append(TagSurveyPoint(position: spot, measuredPower: -59, readings: readings))
+            }
+        }
+        let tag = IBeaconFrame(identity: BeaconIdentity(uuid: try #require(UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")), major: 9, minor: 9),
+                               measuredPower: MeasuredPower(-65))
+        var methods: [Set<LocateMethod>] = []
+        for surveyed in [map, try Self.site()] {
+            var locator = SightingLocator(locator: ScanLocator(method: .fingerprint, map: surveyed, model: model), presence: RoomPresence(map: surveyed))
+            var fixes: [(time: Double, fix: Fix)] = []
+            for output in try Self.walkWestToEast(tag, through: &locator, map: surveyed, model: model) {
+                if case .fix(let time, _, let fix, _) = output { fixes.append((time, fix)) }
+            }
+            methods.append(Set(fixes.map(\.fix.method)))
+            guard surveyed.tagSurvey.isEmpty == false else { continue }
+            let west = try #require(fixes.first { $0.time == 5 }), east = try #require(fixes.last)
+            #expect(west.fix.position.distance(to: Position(x: 4, y: 5)) < 1, "\(west.fix)")
+            #expect(east.fix.position.distance(to: Position(x: 16, y: 5)) < 1, "\(east.fix)")
+        }
+        #expect(methods == [[.fingerprint], [.particle]])
+    }
+
     @Test func withoutTheDeciderRoomsAreTheFixesOwn() throws {
         let map = try Self.site()
         var locator = SightingLocator(locator: ScanLocator(method: .trilateration, map: map, model: PathLossModel(exponent: 2)),

@@ -11,7 +11,8 @@ import Testing
      "beacons": [{"name": "b1", "major": 1, "minor": 2, "position": {"x": 1, "y": 1}, "measuredPower": -59}],
      "receivers": [{"name": "pi", "room": "west"}, {"name": "gw", "position": {"x": 5, "y": 5}}],
      "pointsOfInterest": [{"name": "car", "position": {"x": 2, "y": 8}}],
-     "survey": [{"position": {"x": 3, "y": 1}, "rssi": {"b1": -66.5}}]}
+     "survey": [{"position": {"x": 3, "y": 1}, "rssi": {"b1": -66.5}}],
+     "tagSurvey": [{"position": {"x": 4, "y": 2}, "rssi": {"gw": -71}}, {"position": {"x": 6, "y": 2}, "measuredPower": -65, "rssi": {"gw": -77.5}}]}
     """
 
     @Test func loadsEveryPart() throws {
@@ -22,6 +23,9 @@ import Testing
         #expect(map.room(ofReceiver: "gw") == "west")
         #expect(map.room(at: Position(x: 15, y: 5)) == nil)
         #expect(map.survey == [SurveyPoint(position: Position(x: 3, y: 1), readings: [Reading(beacon: 0, rssi: -66.5)])])
+        // Receivers by index in `receivers` ("gw" is the second); the power defaults to -59.
+        #expect(map.tagSurvey == [TagSurveyPoint(position: Position(x: 4, y: 2), measuredPower: -59, readings: [Reading(beacon: 1, rssi: -71)]),
+                                  TagSurveyPoint(position: Position(x: 6, y: 2), measuredPower: -65, readings: [Reading(beacon: 1, rssi: -77.5)])])
     }
 
     @Test(arguments: [
@@ -35,6 +39,13 @@ import Testing
         ("\"rssi\": {\"b1\": -66.5}", "\"rssi\": {}", "survey[0].rssi"),
         ("{\"x\": 3, \"y\": 1}, \"rssi\"", "{\"x\": 3, \"y\": 11}, \"rssi\"", "survey[0].position.y"),
         ("\"rssi\": {\"b1\": -66.5}", "\"rssi\": [-66.5]", "survey[0].rssi"),
+        // A tag survey names placed receivers: "pi" has only a room, "b1" is a beacon.
+        ("\"rssi\": {\"gw\": -71}", "\"rssi\": {\"pi\": -71}", "tagSurvey[0].rssi"),
+        ("\"rssi\": {\"gw\": -71}", "\"rssi\": {\"b1\": -71}", "tagSurvey[0].rssi"),
+        ("\"rssi\": {\"gw\": -71}", "\"rssi\": {}", "tagSurvey[0].rssi"),
+        ("\"rssi\": {\"gw\": -71}", "\"rssi\": {\"gw\": 99}", "tagSurvey[0].rssi.gw"),
+        ("\"measuredPower\": -65", "\"measuredPower\": -300", "tagSurvey[1].measuredPower"),
+        ("{\"x\": 6, \"y\": 2}, \"measuredPower\"", "{\"x\": 26, \"y\": 2}, \"measuredPower\"", "tagSurvey[1].position.x"),
     ])
     func refusalsNameTheField(original: String, replacement: String, path: String) throws {
         let text = Self.valid.replacingOccurrences(of: original, with: replacement)

@@ -66,6 +66,10 @@ struct DashboardBrowserTests {
         {"position": {"x": 10, "y": 10}, "rssi": {"b1": -73.2, "b2": -79.0}},
         {"position": {"x": 25, "y": 10}, "rssi": {"b2": -73.2, "b3": -82.5}},
         {"position": {"x": 50, "y": 10}, "rssi": {"b3": -79.0, "b4": -73.2}}
+      ],
+      "tagSurvey": [
+        {"position": {"x": 15, "y": 8}, "rssi": {"gw-west": -71.0, "gw-east": -88.5}},
+        {"position": {"x": 45, "y": 8}, "measuredPower": -62, "rssi": {"gw-west": -90.0, "gw-east": -74.0}}
       ]
     }
     """
@@ -244,6 +248,9 @@ struct DashboardBrowserTests {
         let calibration = try await browser.waitFor("the site's calibration under the plan",
             "const text = document.querySelector('.calibration')?.textContent ?? ''; return text.includes('survey of 3 scans') ? text : null")
         #expect(calibration.string?.contains("Phones: exponent ") == true, "the survey's fit is made at the upload: \(calibration)")
+        // The map's tag survey (the carried beacons' fingerprints): its spots, and the legend counting them.
+        #expect(try await browser.run("return document.querySelectorAll('svg.floor .tag-survey-spot').length").number == 2)
+        #expect(try await browser.run("return [...document.querySelectorAll('.legend li')].some((item) => item.textContent === 'tag survey scan (2)')").bool == true)
 
         // First load: every request went to the server, and together they weigh under 300 KB.
         // Each URL's first request only: on a loaded host the signed-in page has polled its

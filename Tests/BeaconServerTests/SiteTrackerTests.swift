@@ -130,6 +130,38 @@ struct SiteTrackerTests {
         #expect(errors[1] < errors[0] / 2, "\(errors)")
     }
 
+    /// A map's tag survey gives carried beacons fingerprints: the survey tag advertised
+    /// −65 dBm and the tracked one −59, and the tracker shifts the survey to the tag's power as
+    /// it shifts the tag's own readings. A survey that claims −59 for readings taken at −65
+    /// says "farther from every gateway" everywhere, and its fix is worse.
+    @Test func aTagSurveyLocatesCarriedBeaconsByFingerprintAtTheSurveyTagsPower() throws {
+        let spot = Position(x: 16, y: 8)
+        func surveyed(claimedPower: Double) -> SiteMap {
+            var map = Self.placedMap
+            for x in stride(from: 1.0, through: 19, by: 1) {
+                for y in stride(from: 1.0, through: 9, by: 1) {
+                    let point = Position(x: x, y: y)
+                    let readings = map.receivers.indices.compactMap { index -> Reading? in
+                        guard let gateway = map.receivers[index].position else { return nil }
+                        return Reading(beacon: index, rssi: Double(PositionTests.rssi(from: point, to: gateway, power: -65)))
+                    }
+                    map.tagSurvey.append(TagSurveyPoint(position: point, measuredPower: claimedPower, readings: readings))
+                }
+            }
+            return map
+        }
+        var errors: [Double] = []
+        for claimed in [-65.0, -59.0] {
+            var tracker = SiteTracker(map: surveyed(claimedPower: claimed))
+            for second in 0..<40 { _ = Self.second(100 + Double(second), tag: Self.carried(5), at: spot, into: &tracker) }
+            let position = try #require(tracker.position(of: TrackedSubject.beacon(Self.carried(5)).name))
+            #expect(position.method == LocateMethod.fingerprint.rawValue)
+            errors.append(Position(x: try #require(position.x), y: try #require(position.y)).distance(to: spot))
+        }
+        #expect(errors[0] < 0.75, "\(errors)")
+        #expect(errors[1] > errors[0] + 0.5, "\(errors)")
+    }
+
     /// One second of a phone at `position` hearing the map's fixed beacons (five packets each,
     /// through the walls), after the fixed gateways' second that calibrates the site.
     static func phoneSecond(_ start: Double, phone: String, at position: Position, into tracker: inout SiteTracker) -> [SubjectRoomChange] {

@@ -188,10 +188,28 @@ public struct SiteTracker: Sendable {
         beaconRooms = roomAnchorMap.map { anchors in
             // Readings reach it corrected for each gateway's gain and the beacon's power.
             let anchorModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
-            return RoomDecider(map: anchors, model: anchorModel, configuration: configuration.beaconRooms, wallLosses: beaconRooms?.wallLosses)
+            let fingerprints = tagFingerprints()
+            var rooms = configuration.beaconRooms
+            if !fingerprints.isEmpty && !rooms.methods.contains(.fingerprint) { rooms.methods.append(.fingerprint) }
+            return RoomDecider(map: anchors, model: anchorModel, survey: fingerprints, configuration: rooms, wallLosses: beaconRooms?.wallLosses)
         }
         phoneRooms = map.rooms.isEmpty || fixedBeacons.isEmpty ? nil
             : RoomDecider(map: map, model: phoneModel, survey: map.survey, configuration: configuration.phoneRooms, wallLosses: phoneRooms?.wallLosses)
+    }
+
+    /// The map's tag survey as the carried beacons' decider reads it: anchors are the placed
+    /// receivers, and each reading is corrected as a carried beacon's are (the receiver's fitted
+    /// gain off, shifted to the reference power), so the fingerprints follow each refit.
+    private func tagFingerprints() -> [SurveyPoint] {
+        map.tagSurvey.compactMap { point in
+            let readings = point.readings.compactMap { reading -> Reading? in
+                guard map.receivers.indices.contains(reading.beacon) else { return nil }
+                let name = map.receivers[reading.beacon].name
+                guard let anchor = positionedReceivers[name] else { return nil }
+                return Reading(beacon: anchor, rssi: reading.rssi - model.gain(of: name) - (point.measuredPower - Self.referencePower))
+            }
+            return readings.isEmpty ? nil : SurveyPoint(position: point.position, readings: readings.sorted { $0.beacon < $1.beacon })
+        }
     }
 
     /// The calibration's name for the phone that took the map's survey.
@@ -341,8 +359,9 @@ public struct SiteTracker: Sendable {
                     Reading(beacon: entry.key, rssi: entry.value.sum / Double(entry.value.count) - model.gain(of: anchorMap.beacons[entry.key].id) - shift)
                 }.sorted { $0.beacon < $1.beacon }
             }
-            // Where the room decider decides, its trilateration (the map's walls modelled) is
-            // the position too; elsewhere trilateration without walls locates the readings.
+            // Where the room decider decides, its fingerprint fix (with a tag survey) or its
+            // trilateration (the map's walls modelled) is the position too; elsewhere
+            // trilateration without walls locates the readings.
             var decided: [LocateMethod: Fix] = [:]
             if case .decider(var track) = state.rooms {
                 // The readings are already corrected, so the decider's receiver has no gain.
@@ -356,7 +375,7 @@ public struct SiteTracker: Sendable {
                     if !decision.events.isEmpty { changes.append((subject, decision.events)) }
                 }
             }
-            let fix = decided[.trilateration] ?? decided[.particle] ?? {
+            let fix = decided[.fingerprint] ?? decided[.trilateration] ?? decided[.particle] ?? {
                 switch subject {
                 case .phone: beaconLocator.locate(readings)
                 case .beacon: receiverLocator.locate(readings)

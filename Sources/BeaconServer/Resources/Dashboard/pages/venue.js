@@ -78,6 +78,10 @@ function render(container) {
     for (const scan of map?.survey ?? []) {
       plan.append(svg('circle', { cx: scan.position.x, cy: scan.position.y, r: unit / 4, class: 'survey-spot' }));
     }
+    // A tag survey's spots as small squares: the carried beacons' fingerprints, beside the phones'.
+    for (const scan of map?.tagSurvey ?? []) {
+      plan.append(svg('rect', { x: scan.position.x - unit / 4, y: scan.position.y - unit / 4, width: unit / 2, height: unit / 2, class: 'tag-survey-spot' }));
+    }
     for (const door of map?.doors ?? []) {
       plan.append(svg('circle', { cx: door.position.x, cy: door.position.y, r: unit / 2, class: 'door' }, svg('title', { text: `door ${door.name ?? ''}` })));
     }
@@ -115,7 +119,9 @@ function render(container) {
       el('li', {}, el('span', { class: 'swatch gateway-swatch', 'aria-hidden': 'true' }), 'gateway'),
       el('li', {}, el('span', { class: 'swatch subject-swatch', 'aria-hidden': 'true' }), 'tracked position'),
       state.map?.survey?.length
-        ? el('li', {}, el('span', { class: 'swatch survey-swatch', 'aria-hidden': 'true' }), `survey scan (${state.map.survey.length})`) : null);
+        ? el('li', {}, el('span', { class: 'swatch survey-swatch', 'aria-hidden': 'true' }), `survey scan (${state.map.survey.length})`) : null,
+      state.map?.tagSurvey?.length
+        ? el('li', {}, el('span', { class: 'swatch tag-survey-swatch', 'aria-hidden': 'true' }), `tag survey scan (${state.map.tagSurvey.length})`) : null);
   }
 
   // The site's self-calibration in a line: what carried beacons (the gateways' fit) and

@@ -151,6 +151,8 @@ struct PositionTests {
         (#"{"venue":{"width":-1,"height":10}}"#, "venue.width"),
         (#"{"rooms":[]}"#, "venue"),
         (#"{"venue":{"width":20,"height":10},"beacons":[{"name":"b","position":{"x":1,"y":1}}],"survey":[{"position":{"x":2,"y":2},"rssi":{"c":-70}}]}"#, "survey[0].rssi"),
+        (#"{"venue":{"width":20,"height":10},"receivers":[{"name":"g","position":{"x":1,"y":1}}],"tagSurvey":[{"position":{"x":2,"y":2},"rssi":{"h":-70}}]}"#, "tagSurvey[0].rssi"),
+        (#"{"venue":{"width":20,"height":10},"receivers":[{"name":"g","position":{"x":1,"y":1}}],"tagSurvey":[{"position":{"x":2,"y":2},"measuredPower":5000,"rssi":{"g":-70}}]}"#, "tagSurvey[0].measuredPower"),
         ("not json", "body"),
     ]
 

@@ -42,15 +42,17 @@ import Testing
         for direction in LocationReport.Direction.allCases {
             let reference = try #require(try Self.row(direction, LocationReport.defaultRoomDecider))
             let labels = [SiteTrackerRoomDecider.defaultLabel, SiteTrackerRoomDecider.weakPriorsLabel, SiteTrackerRoomDecider.surveyLabel]
-                + (direction == .phones ? [particles, SiteTrackerRoomDecider.surveyParticlesLabel(RoomDecider.Configuration.serverParticles)] : [])
+                + (direction == .phones ? [particles, SiteTrackerRoomDecider.surveyParticlesLabel(RoomDecider.Configuration.serverParticles)]
+                    : [SiteTrackerRoomDecider.tagSurveyLabel])
             for label in labels {
                 let server = try #require(try Self.row(direction, label), "\(direction) \(label)")
                 #expect(server.seconds == reference.seconds && server.trueChanges == reference.trueChanges, "\(direction) \(label)")
                 #expect(server.decidedChanges > 0, "\(direction) \(label)")
             }
         }
-        // --phone-room-particles changes nothing for tags, so it has no tags' row.
+        // --phone-room-particles changes nothing for tags, and a tag survey nothing for phones.
         #expect(try Self.row(.tags, particles) == nil)
+        #expect(try Self.row(.phones, SiteTrackerRoomDecider.tagSurveyLabel) == nil)
     }
 
     /// Held weakly, office.json's fixed links fit an exponent far below the scenario's (1.48 for

@@ -30,8 +30,8 @@ public struct ExternalRoomChange: Sendable, Hashable {
 }
 
 /// The surveys the location evaluation simulated for one seed, as a site would upload them in
-/// its map: a phone's scans of the fixed beacons (``SiteMap/survey``) and a tag's scans as the
-/// gateways heard it (``SiteMap/tagSurvey``, readings by index in the map's receivers).
+/// its map: a phone's scans of the fixed beacons (`SiteMap.survey`) and a tag's scans as the
+/// gateways heard it (`SiteMap.tagSurvey`, readings by index in the map's receivers).
 public struct LocationSurveys: Sendable {
     public var phones: [SurveyPoint]
     public var tags: [TagSurveyPoint]

@@ -125,6 +125,25 @@ enum PositionBenchmark {
         return result
     }
 
+    /// A scan every metre of the floor with one reading per entry of `others` heard (by its
+    /// index): a phone at the spot hearing beacons at `others`, or, `tagAtSpot`, a tag at the
+    /// spot heard by receivers at `others`.
+    static func surveyScans(map: SiteMap, seed: UInt64, others: [Position], tagAtSpot: Bool) -> [SurveyPoint] {
+        var generator = SplitMix64(seed: seed)
+        var scans: [SurveyPoint] = []
+        for x in stride(from: 0.5, to: map.width, by: 1) {
+            for y in stride(from: 0.5, to: map.height, by: 1) {
+                let spot = Position(x: x, y: y)
+                let readings = others.indices.compactMap { index in
+                    (tagAtSpot ? rssi(spot, others[index], map: map, generator: &generator) : rssi(others[index], spot, map: map, generator: &generator))
+                        .map { Reading(beacon: index, rssi: Double($0)) }
+                }
+                if !readings.isEmpty { scans.append(SurveyPoint(position: spot, readings: readings)) }
+            }
+        }
+        return scans
+    }
+
     static func run() async throws {
         let map = try SiteMap.decode(Data(mapJSON.utf8))
         let start = (Date().timeIntervalSince1970 - 3_600).rounded(.down)
@@ -139,16 +158,8 @@ enum PositionBenchmark {
         // A tag survey every metre of the floor: the carried beacons' decider then searches
         // its fingerprints every cycle (linear in the scans).
         var tagSurveyedMap = map
-        var tagSurveyGenerator = SplitMix64(seed: 44)
-        for x in stride(from: 0.5, to: map.width, by: 1) {
-            for y in stride(from: 0.5, to: map.height, by: 1) {
-                let spot = Position(x: x, y: y)
-                let readings = map.receivers.indices.compactMap { index in
-                    map.receivers[index].position.flatMap { rssi(spot, $0, map: map, generator: &tagSurveyGenerator) }.map { Reading(beacon: index, rssi: Double($0)) }
-                }
-                if !readings.isEmpty { tagSurveyedMap.tagSurvey.append(TagSurveyPoint(position: spot, measuredPower: -59, readings: readings)) }
-            }
-        }
+        tagSurveyedMap.tagSurvey = surveyScans(map: map, seed: 44, others: gatewayPositions, tagAtSpot: true)
+            .map { TagSurveyPoint(position: $0.position, measuredPower: -59, readings: $0.readings) }
         let clock = ContinuousClock()
         for (label, trackedMap) in [("room decider", map), ("room presence", scannerMap),
                                     ("room decider, map with a tag survey of \(tagSurveyedMap.tagSurvey.count) scans", tagSurveyedMap)] {
@@ -166,16 +177,7 @@ enum PositionBenchmark {
         // A survey every metre of the floor (what an operator's map may carry): the phones get
         // a second fit, made when the map is uploaded and refitted with the fixed links.
         var surveyedMap = map
-        var surveyGenerator = SplitMix64(seed: 41)
-        for x in stride(from: 0.5, to: map.width, by: 1) {
-            for y in stride(from: 0.5, to: map.height, by: 1) {
-                let spot = Position(x: x, y: y)
-                let readings = map.beacons.indices.compactMap { index in
-                    rssi(map.beacons[index].position, spot, map: map, generator: &surveyGenerator).map { Reading(beacon: index, rssi: Double($0)) }
-                }
-                if !readings.isEmpty { surveyedMap.survey.append(SurveyPoint(position: spot, readings: readings)) }
-            }
-        }
+        surveyedMap.survey = surveyScans(map: map, seed: 41, others: map.beacons.map(\.position), tagAtSpot: false)
         let uploadBegan = clock.now
         let uploaded = SiteTracker(map: surveyedMap)
         print(String(format: "map with a survey of %d scans: the upload's tracker and fit took %.1f ms (phones' exponent %.2f)", surveyedMap.survey.count,

@@ -66,23 +66,13 @@ public struct SightingLocator: Sendable {
         let anchors = gateways.map { MappedBeacon(id: $0.0, position: $0.1, measuredPower: model.defaultPower + model.gain(of: $0.0)) }
         let reverse = SiteMap(name: map.name, width: map.width, height: map.height, walls: map.walls, rooms: map.rooms, doors: map.doors, beacons: anchors)
         let reverseModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
-        let fingerprints = Self.tagFingerprints(map: map, gatewayIndex: gatewayIndex, defaultPower: model.defaultPower)
+        // Each gateway's gain stays in a tag's readings here (the anchors' powers carry it), so
+        // it stays in the survey's too.
+        let fingerprints = map.tagFingerprints(anchors: gatewayIndex, referencePower: model.defaultPower)
         tagLocator = ScanLocator(method: locator.method == .fingerprint && fingerprints.isEmpty ? .particle : locator.method, map: reverse,
                                  model: reverseModel, survey: fingerprints, attenuatingWalls: true)
         if roomDecider, !map.rooms.isEmpty {
             tagRooms = RoomDecider(map: reverse, model: reverseModel, survey: fingerprints, configuration: .tags)
-        }
-    }
-
-    /// The map's tag survey as a tag's readings arrive here: by gateway index, shifted to the
-    /// model's default power as a tag's are (each gateway's gain stays in both).
-    static func tagFingerprints(map: SiteMap, gatewayIndex: [String: Int], defaultPower: Double) -> [SurveyPoint] {
-        map.tagSurvey.compactMap { point in
-            let readings = point.readings.compactMap { reading -> Reading? in
-                guard map.receivers.indices.contains(reading.beacon), let gateway = gatewayIndex[map.receivers[reading.beacon].name] else { return nil }
-                return Reading(beacon: gateway, rssi: reading.rssi - (point.measuredPower - defaultPower))
-            }
-            return readings.isEmpty ? nil : SurveyPoint(position: point.position, readings: readings.sorted { $0.beacon < $1.beacon })
         }
     }
 

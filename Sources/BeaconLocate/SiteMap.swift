@@ -35,6 +35,22 @@ public struct SiteMap: Sendable, Hashable {
         self.tagSurvey = tagSurvey
     }
 
+    /// The tag survey as fingerprints of carried beacons: each reading by the index `anchors`
+    /// gives its receiver (receivers it does not name are left out), shifted from the survey
+    /// tag's power to `referencePower` and less `offset` of its receiver (a fitted gain, where
+    /// the caller's readings have it taken off), so that it reads as a tracked tag's readings do.
+    public func tagFingerprints(anchors: [String: Int], referencePower: Double, offset: (String) -> Double = { _ in 0 }) -> [SurveyPoint] {
+        tagSurvey.compactMap { point in
+            let readings = point.readings.compactMap { reading -> Reading? in
+                guard receivers.indices.contains(reading.beacon) else { return nil }
+                let name = receivers[reading.beacon].name
+                guard let anchor = anchors[name] else { return nil }
+                return Reading(beacon: anchor, rssi: reading.rssi - offset(name) - (point.measuredPower - referencePower))
+            }
+            return readings.isEmpty ? nil : SurveyPoint(position: point.position, readings: readings.sorted { $0.beacon < $1.beacon })
+        }
+    }
+
     /// The first room whose outline holds the point (a point on a shared edge goes to the room
     /// listed first).
     public func room(at position: Position) -> Room? {

@@ -188,28 +188,15 @@ public struct SiteTracker: Sendable {
         beaconRooms = roomAnchorMap.map { anchors in
             // Readings reach it corrected for each gateway's gain and the beacon's power.
             let anchorModel = PathLossModel(exponent: model.exponent, defaultPower: model.defaultPower, heightOffset: model.heightOffset)
-            let fingerprints = tagFingerprints()
+            // The survey read as a carried beacon's readings are: each gateway's fitted gain off
+            // and shifted to the reference power, so the fingerprints follow each refit.
+            let fingerprints = map.tagFingerprints(anchors: positionedReceivers, referencePower: Self.referencePower) { model.gain(of: $0) }
             var rooms = configuration.beaconRooms
             if !fingerprints.isEmpty && !rooms.methods.contains(.fingerprint) { rooms.methods.append(.fingerprint) }
             return RoomDecider(map: anchors, model: anchorModel, survey: fingerprints, configuration: rooms, wallLosses: beaconRooms?.wallLosses)
         }
         phoneRooms = map.rooms.isEmpty || fixedBeacons.isEmpty ? nil
             : RoomDecider(map: map, model: phoneModel, survey: map.survey, configuration: configuration.phoneRooms, wallLosses: phoneRooms?.wallLosses)
-    }
-
-    /// The map's tag survey as the carried beacons' decider reads it: anchors are the placed
-    /// receivers, and each reading is corrected as a carried beacon's are (the receiver's fitted
-    /// gain off, shifted to the reference power), so the fingerprints follow each refit.
-    private func tagFingerprints() -> [SurveyPoint] {
-        map.tagSurvey.compactMap { point in
-            let readings = point.readings.compactMap { reading -> Reading? in
-                guard map.receivers.indices.contains(reading.beacon) else { return nil }
-                let name = map.receivers[reading.beacon].name
-                guard let anchor = positionedReceivers[name] else { return nil }
-                return Reading(beacon: anchor, rssi: reading.rssi - model.gain(of: name) - (point.measuredPower - Self.referencePower))
-            }
-            return readings.isEmpty ? nil : SurveyPoint(position: point.position, readings: readings.sorted { $0.beacon < $1.beacon })
-        }
     }
 
     /// The calibration's name for the phone that took the map's survey.

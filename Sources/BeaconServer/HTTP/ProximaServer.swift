@@ -121,6 +121,7 @@ public final class ProximaServer: Sendable {
         addIngestRoutes(to: router)
         addEventRoutes(to: router)
         addPositionRoutes(to: router)
+        addSurveyRoutes(to: router)
         addFleetRoutes(to: router)
         addDeviceRoutes(to: router)
         addDeviceExportRoute(to: router)

@@ -20,6 +20,8 @@ public final class PositionTracking: Sendable {
         var trackers: [Int: (version: Int, tracker: SiteTracker)] = [:]
         /// Gateways cannot move between sites or be renamed, so their place is read once.
         var gateways: [String: Place] = [:]
+        /// Sites with a survey being recorded (``SurveyRecorder``), made at the first recording.
+        var recorders: [Int: SurveyRecorder] = [:]
     }
 
     struct Place: Sendable {
@@ -41,10 +43,16 @@ public final class PositionTracking: Sendable {
         if state.withLock({ $0.trackers[siteID]?.version }) != version, let stored = try await Store.siteMap(siteID: siteID, db: db) {
             let fresh = SiteTracker(map: stored.map, configuration: configuration)
             state.withLock { state in
-                if (state.trackers[siteID]?.version ?? -1) < stored.version { state.trackers[siteID] = (stored.version, fresh) }
+                if (state.trackers[siteID]?.version ?? -1) < stored.version {
+                    state.trackers[siteID] = (stored.version, fresh)
+                    state.recorders[siteID]?.adopt(stored.map)
+                }
             }
         }
-        let changes = state.withLock { state in state.trackers[siteID]?.tracker.receive(sightings, gateway: place.name) ?? [] }
+        let changes = state.withLock { state in
+            state.recorders[siteID]?.receive(sightings, gateway: place.name)
+            return state.trackers[siteID]?.tracker.receive(sightings, gateway: place.name) ?? []
+        }
         guard !changes.isEmpty else { return [] }
         return try await Store.storeRoomChanges(changes, siteID: siteID, gatewayID: gatewayID, now: now, db: db)
     }
@@ -76,7 +84,41 @@ public final class PositionTracking: Sendable {
     func start(_ stored: StoredSiteMap) {
         let fresh = SiteTracker(map: stored.map, configuration: configuration)
         state.withLock { state in
-            if (state.trackers[stored.siteID]?.version ?? -1) < stored.version { state.trackers[stored.siteID] = (stored.version, fresh) }
+            if (state.trackers[stored.siteID]?.version ?? -1) < stored.version {
+                state.trackers[stored.siteID] = (stored.version, fresh)
+                state.recorders[stored.siteID]?.adopt(stored.map)
+            }
         }
+    }
+
+    // MARK: Survey recordings (``SurveyRecorder``), kept in this instance's memory as trackers are.
+
+    /// Starts recording a survey scan of `subject` at `position`, on the site's current map.
+    func beginSurvey(siteID: Int, map: SiteMap, subject: TrackedSubject, position: SurveyRecorder.Point,
+                     seconds: Double) throws(SurveyRecorder.Refusal) -> SurveyRecorder.Recording {
+        try state.withLock { state throws(SurveyRecorder.Refusal) in
+            var recorder = state.recorders[siteID] ?? SurveyRecorder(map: map, clock: state.trackers[siteID]?.tracker.latestTime)
+            let recording = try recorder.begin(subject, at: position, seconds: seconds)
+            state.recorders[siteID] = recorder
+            return recording
+        }
+    }
+
+    /// The site's recordings, oldest first, and its clock (the latest sighting time seen).
+    func surveyRecordings(siteID: Int) -> (recordings: [SurveyRecorder.Recording], clock: Double?) {
+        state.withLock { state in (state.recorders[siteID]?.recordings ?? [], state.recorders[siteID]?.clock) }
+    }
+
+    func discardSurvey(siteID: Int, recording id: Int) -> Bool {
+        state.withLock { state in state.recorders[siteID]?.discard(id) ?? false }
+    }
+
+    func takeFinishedSurvey(siteID: Int) -> [SurveyRecorder.Recording] {
+        state.withLock { state in state.recorders[siteID]?.takeFinished() ?? [] }
+    }
+
+    func restoreSurvey(siteID: Int, _ recordings: [SurveyRecorder.Recording]) {
+        guard !recordings.isEmpty else { return }
+        state.withLock { state in state.recorders[siteID]?.restore(recordings) }
     }
 }

@@ -129,6 +129,8 @@ public struct SiteTracker: Sendable {
     private var heard: Deque<(subject: TrackedSubject, cycle: Int)> = []
     private var fading: Set<TrackedSubject> = []
     private var openCycle: Int?
+    /// The site's clock: the latest usable sighting time fed.
+    public private(set) var latestTime: Double?
     private var lastFitCycle: Int?
     public private(set) var evictedSubjects = 0
     /// Fixes made since the tracker started (for benchmarks and operators).
@@ -282,6 +284,7 @@ public struct SiteTracker: Sendable {
     /// interleave, so a sighting older than the open cycle is counted in it.
     public mutating func advance(to time: Double) -> [SubjectRoomChange] {
         guard Self.isUsable(time) else { return [] }
+        if latestTime.map({ time > $0 }) ?? true { latestTime = time }
         let cycle = Int((time / configuration.cycle).rounded(.down))
         guard let open = openCycle else {
             openCycle = cycle

@@ -33,6 +33,7 @@ struct Proxima: AsyncParsableCommand {
             HuntCommand.self,
             OffersCommand.self,
             PassCommand.self,
+            SurveyCommand.self,
         ]
     )
 

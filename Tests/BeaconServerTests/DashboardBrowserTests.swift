@@ -277,6 +277,35 @@ struct DashboardBrowserTests {
         #expect(try await browser.run("return document.querySelectorAll('img').length").number == 0)
         #expect(try await browser.openDialogText() == nil)
 
+        // A survey scan recorded from the venue page: the spot chosen by a click on the plan, the
+        // walking phone recorded for 2 s of gateway time, saved into the map as a fourth scan.
+        try await browser.click("svg.floor .door")
+        let spot = try await browser.run("return [Number(document.getElementById('survey-x').value), Number(document.getElementById('survey-y').value)]")
+        let chosen = spot.array?.compactMap(\.number) ?? []
+        #expect(chosen.count == 2 && abs(chosen[0] - 30) < 1 && abs(chosen[1] - 10) < 1, "a click on the door in the plan's middle chose \(spot)")
+        try await browser.type("walker", into: "#survey-subject")
+        try await browser.run("document.getElementById('survey-seconds').value = '2'")
+        try await browser.click("form[aria-label='Record a survey scan'] button[type=submit]")
+        let recorded: JSONValue
+        do {
+            recorded = try await browser.waitFor("the survey recording to finish", timeout: .seconds(20),
+                "const row = document.querySelector('#survey-rows tr'); return row?.dataset.status === 'finished' ? row.querySelector('td.heard').textContent : null")
+        } catch {
+            let page = try await browser.run("return document.querySelector('section.survey')?.textContent ?? null")
+            let recordings = String(decoding: try await admin.data("GET", "/v1/sites/\(seeded.siteID)/survey-recordings"), as: UTF8.self)
+            Issue.record("the survey section reads \(page); the server has \(recordings)")
+            throw error
+        }
+        #expect(recorded.string?.range(of: #"^[1-4] beacons?, [1-9][0-9]* packets$"#, options: .regularExpression) != nil,
+                "the walker hears some of the four fixed beacons: \(recorded)")
+        try await browser.click("#survey-save")
+        try await browser.waitFor("the saved scan on the plan", timeout: .seconds(10),
+            "return document.querySelectorAll('svg.floor .survey-spot').length === 4 && [...document.querySelectorAll('.legend li')].some((item) => item.textContent === 'survey scan (4)')")
+        struct SavedMap: Decodable { struct Scan: Decodable { struct Point: Decodable { var x: Double; var y: Double }; var position: Point; var rssi: [String: Double] }; var survey: [Scan] }
+        let savedMap = try await admin.get("/v1/sites/\(seeded.siteID)/map", as: SavedMap.self)
+        #expect(savedMap.survey.count == 4 && abs((savedMap.survey.last?.position.x ?? 0) - chosen[0]) < 0.06, "the stored map has the scan at the chosen spot")
+        #expect(try await browser.run("return document.querySelectorAll('#survey-rows tr').length").number == 0, "saved recordings leave the table")
+
         // Events: a walker's enter appears in the list, without a reload, once the server stores it.
         let opened = try await admin.get("/v1/events/cursor", as: Cursor.self).lastID
         try await show(browser, page: "events")

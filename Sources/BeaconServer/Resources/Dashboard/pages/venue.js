@@ -1,7 +1,7 @@
 // Venue: the site's floor plan with rooms, walls, beacons by fleet state, gateways and the
 // positions of what is tracked, kept live by the site's event stream.
-import { APIError, followEvents, get } from '../api.js';
-import { clear, el, formatTime, identity, message, svg } from '../dom.js';
+import { APIError, followEvents, get, request } from '../api.js';
+import { clear, el, formatTime, identity, labelled, message, svg, table } from '../dom.js';
 import { barChart, displayState, every, sitePicker } from './common.js';
 
 async function optional(path) {
@@ -19,9 +19,11 @@ function render(container) {
   const calibrationLine = el('p', { class: 'note calibration', 'aria-live': 'polite' });
   const details = el('aside', { class: 'details', 'aria-live': 'polite', 'aria-label': 'Beacon details' },
     message('Choose a beacon on the plan (click it, or Tab to it and press Enter).'));
+  const surveyHolder = el('section', { class: 'survey', 'aria-label': 'Survey recordings' });
   let stops = [];
   let state = null;
   let selectedID = null;
+  let survey = null;
 
   const stopAll = () => { stops.forEach((stop) => stop()); stops = []; };
 
@@ -35,6 +37,10 @@ function render(container) {
     ]);
     state = { site, map, zones, beacons, gateways: gateways.filter((gateway) => gateway.siteID === site.id), fleet: new Map(), positions: [] };
     draw();
+    survey = map ? surveySection(site) : null;
+    clear(surveyHolder).append(el('h3', { text: 'Survey' }),
+      survey ? survey.node : message('Upload a map (PUT /v1/sites/{id}/map) to record a survey on it.'));
+    if (survey) stops.push(every(2, survey.refresh));
     const refresh = async () => {
       try {
         const [fleet, positions, calibration] = await Promise.all([get(`/v1/fleet?site=${site.id}`),
@@ -106,6 +112,14 @@ function render(container) {
       plan.append(mark);
     }
     plan.append(svg('g', { class: 'subjects' }));
+    // A click on the plan chooses the spot of the next survey scan, in the map's metres.
+    plan.addEventListener('click', (event) => {
+      const matrix = plan.getScreenCTM();
+      if (!survey || !matrix) return;
+      const point = new DOMPoint(event.clientX, event.clientY).matrixTransform(matrix.inverse());
+      if (point.x < 0 || point.y < 0 || point.x > width || point.y > height) return;
+      survey.choose(point.x, point.y);
+    });
     clear(planHolder).append(plan, legend());
     state.plan = plan;
     state.unit = unit;
@@ -135,6 +149,74 @@ function render(container) {
     if (!survey) return gateways;
     const phones = typeof survey.exponent === 'number' ? `exponent ${survey.exponent.toFixed(2)}` : 'not fitted yet';
     return `${gateways} Phones: ${phones}, with the map's survey of ${survey.points} scans.`;
+  }
+
+  // Recording a survey: a tag or a phone held still at a spot the operator chose on the plan;
+  // the finished scans go into the map in one save (each save starts the site's tracking afresh).
+  function surveySection(site) {
+    const base = `/v1/sites/${site.id}/survey-recordings`;
+    const subject = el('input', { id: 'survey-subject', type: 'text', required: true, autocomplete: 'off', spellcheck: 'false',
+      placeholder: 'UUID:major:minor, or a phone' });
+    const x = el('input', { id: 'survey-x', type: 'number', step: 'any', min: 0, required: true });
+    const y = el('input', { id: 'survey-y', type: 'number', step: 'any', min: 0, required: true });
+    const seconds = el('input', { id: 'survey-seconds', type: 'number', min: 1, max: 120, step: 'any', value: 10, required: true });
+    const result = el('div', { 'aria-live': 'polite' });
+    const recordings = table('Survey recordings', ['Tag or phone', 'Kind', 'Spot (m)', 'Seconds', 'Status', 'Heard', ''], [], { id: 'survey-table' });
+    const rows = recordings.querySelector('tbody');
+    rows.id = 'survey-rows';
+    const save = el('button', { type: 'button', id: 'survey-save', text: 'Save finished scans to the map', disabled: true });
+    const form = el('form', { 'aria-label': 'Record a survey scan', class: 'toolbar survey-form' },
+      labelled('Tag or phone', subject), labelled('x (m)', x), labelled('y (m)', y), labelled('Seconds', seconds),
+      el('button', { type: 'submit', text: 'Record' }));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      try {
+        await request('POST', base, { body: { subject: subject.value.trim(), position: { x: Number(x.value), y: Number(y.value) }, seconds: Number(seconds.value) } });
+        clear(result).append(message('Recording: hold it still at the spot until its row says finished.'));
+        await refresh();
+      } catch (error) { clear(result).append(message(`Refused: ${error.message}`, 'error')); }
+    });
+    save.addEventListener('click', async () => {
+      try {
+        const saved = await request('POST', `${base}/save`);
+        const dropped = saved.dropped ? `, ${saved.dropped} dropped (their receivers left the map)` : '';
+        clear(result).append(message(`Saved ${saved.tagSurvey} tag and ${saved.survey} phone scans into the map (version ${saved.mapVersion})${dropped}.`));
+        await load(site);
+      } catch (error) { clear(result).append(message(`Could not save: ${error.message}`, 'error')); }
+    });
+    function heard(recording) {
+      if (recording.status === 'failed') return recording.reason ?? 'nothing heard';
+      if (recording.status !== 'finished') return '–';
+      const count = Object.keys(recording.readings).length;
+      return `${count} ${recording.kind === 'tag' ? 'gateway' : 'beacon'}${count === 1 ? '' : 's'}, ${recording.packets} packets`;
+    }
+    async function refresh() {
+      let reply;
+      try { reply = await get(base); } catch { return; }
+      clear(rows).append(...reply.recordings.map((recording) => {
+        const discard = el('button', { type: 'button', class: 'link discard', text: 'Discard' });
+        discard.addEventListener('click', async () => {
+          try { await request('DELETE', `${base}/${recording.id}`); await refresh(); } catch (error) { clear(result).append(message(`Could not discard: ${error.message}`, 'error')); }
+        });
+        return el('tr', { 'data-recording': recording.id, 'data-status': recording.status },
+          el('td', { class: 'identity', text: recording.subject }), el('td', { text: recording.kind }),
+          el('td', { text: `${recording.position.x.toFixed(1)}, ${recording.position.y.toFixed(1)}` }),
+          el('td', { text: recording.seconds }), el('td', { class: 'status', text: recording.status }),
+          el('td', { class: 'heard', text: heard(recording) }), el('td', {}, discard));
+      }));
+      save.disabled = !reply.recordings.some((recording) => recording.status === 'finished');
+    }
+    function choose(atX, atY) {
+      x.value = atX.toFixed(1);
+      y.value = atY.toFixed(1);
+      state.plan.querySelector('.survey-choice')?.remove();
+      state.plan.append(svg('circle', { cx: atX, cy: atY, r: state.unit * 0.6, class: 'survey-choice' }, svg('title', { text: 'next survey spot' })));
+    }
+    const node = el('div', {},
+      message('Hold a tag (or a phone that posts its own sightings) still at a spot: click the spot on the plan, name it, and record. Finished scans become the map\'s tag survey or survey when saved, and carried beacons and phones are then also located by fingerprints.'),
+      form, result, recordings,
+      el('div', { class: 'toolbar' }, save));
+    return { node, refresh, choose };
   }
 
   function update() {
@@ -182,7 +264,7 @@ function render(container) {
   (async () => {
     try {
       const picker = await sitePicker('venue-site', (site) => load(site).catch(showError));
-      container.append(el('div', { class: 'toolbar' }, picker.node), status, el('div', { class: 'venue' }, planHolder, details), calibrationLine);
+      container.append(el('div', { class: 'toolbar' }, picker.node), status, el('div', { class: 'venue' }, planHolder, details), calibrationLine, surveyHolder);
       await load(picker.sites[0]);
     } catch (error) {
       showError(error);

@@ -66,6 +66,7 @@ public struct SurveyRecorder: Sendable {
     /// The site's clock: the latest usable sighting time seen.
     public private(set) var clock: Double?
     private var nextID = 1
+    private var subjects: [Int: TrackedSubject] = [:]
     private var sums: [Int: [String: (sum: Double, count: Int)]] = [:]
     private var powers: [Int: (sum: Double, count: Int)] = [:]
     private var placedReceivers: Set<String> = []
@@ -99,6 +100,7 @@ public struct SurveyRecorder: Sendable {
         let kind: Kind = if case .phone = subject { .phone } else { .tag }
         var recording = Recording(id: nextID, subject: subject.name, kind: kind, position: position, seconds: seconds,
                                   status: .waiting, readings: [:], packets: 0)
+        subjects[recording.id] = subject
         nextID += 1
         if let clock {
             recording.start = clock
@@ -125,18 +127,31 @@ public struct SurveyRecorder: Sendable {
             recordings[index].end = start + recordings[index].seconds
             recordings[index].status = .recording
         }
-        let open = recordings.indices.filter { recordings[$0].status == .recording }
-        if !open.isEmpty {
+        // Which open recordings each packet can belong to, looked up once per packet: a tag's by
+        // its identity when the gateway has a place, a phone's by the gateway posting.
+        var openTags: [BeaconIdentity: [Int]] = [:]
+        var openPhone: [Int] = []
+        for index in recordings.indices where recordings[index].status == .recording {
+            switch subjects[recordings[index].id] {
+            case .beacon(let identity)?: openTags[identity, default: []].append(index)
+            case .phone(let name)? where name == gateway: openPhone.append(index)
+            default: break
+            }
+        }
+        if !placedReceivers.contains(gateway) { openTags = [:] }
+        if !openTags.isEmpty || !openPhone.isEmpty {
             for sighting in sightings {
                 guard let rssi = sighting.rssi, let frame = sighting.frame.iBeacon, SiteTracker.isUsable(sighting.time) else { continue }
-                for index in open {
-                    guard let start = recordings[index].start, let end = recordings[index].end, (start...end).contains(sighting.time),
-                          let receiver = receiver(of: recordings[index], frame: frame, gateway: gateway) else { continue }
-                    sums[recordings[index].id, default: [:]][receiver, default: (0, 0)].sum += Double(rssi)
-                    sums[recordings[index].id]![receiver]!.count += 1
+                let phoneReceiver = openPhone.isEmpty ? nil : fixedBeacons[frame.identity]
+                for index in (openTags[frame.identity] ?? []) + (phoneReceiver == nil ? [] : openPhone) {
+                    guard let start = recordings[index].start, let end = recordings[index].end, (start...end).contains(sighting.time) else { continue }
+                    let id = recordings[index].id
+                    let receiver = recordings[index].kind == .tag ? gateway : phoneReceiver!
+                    sums[id, default: [:]][receiver, default: (0, 0)].sum += Double(rssi)
+                    sums[id]![receiver]!.count += 1
                     if recordings[index].kind == .tag, frame.measuredPower.isUsableForDistance {
-                        powers[recordings[index].id, default: (0, 0)].sum += Double(frame.measuredPower.dBm)
-                        powers[recordings[index].id]!.count += 1
+                        powers[id, default: (0, 0)].sum += Double(frame.measuredPower.dBm)
+                        powers[id]!.count += 1
                     }
                 }
             }
@@ -144,21 +159,11 @@ public struct SurveyRecorder: Sendable {
         finish(at: clock)
     }
 
-    /// The name a packet is summed under for a recording, nil when it is not the recording's.
-    private func receiver(of recording: Recording, frame: IBeaconFrame, gateway: String) -> String? {
-        switch recording.kind {
-        case .tag:
-            return placedReceivers.contains(gateway) && TrackedSubject.beacon(frame.identity).name == recording.subject ? gateway : nil
-        case .phone:
-            guard gateway == recording.subject else { return nil }
-            return fixedBeacons[frame.identity]
-        }
-    }
-
     private mutating func finish(at clock: Double) {
         for index in recordings.indices {
             guard recordings[index].status == .recording, let end = recordings[index].end, clock >= end + Self.settle else { continue }
             let id = recordings[index].id
+            subjects[id] = nil
             let heard = sums.removeValue(forKey: id) ?? [:]
             let power = powers.removeValue(forKey: id)
             recordings[index].readings = heard.mapValues { ($0.sum / Double($0.count) * 10).rounded() / 10 }
@@ -179,6 +184,7 @@ public struct SurveyRecorder: Sendable {
     public mutating func discard(_ id: Int) -> Bool {
         guard let index = recordings.firstIndex(where: { $0.id == id }) else { return false }
         recordings.remove(at: index)
+        subjects[id] = nil
         sums[id] = nil
         powers[id] = nil
         return true

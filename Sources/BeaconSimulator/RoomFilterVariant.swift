@@ -83,9 +83,11 @@ struct RoomFilterVariant: Sendable, Hashable {
         let tagsBefore = direction == .tags
             ? [RoomFilterVariant(label: "room filter, eighth round's default (fixed spread, doors 0.5/s)", decider: .tagsOneSecond),
                RoomFilterVariant(label: "room filter, signal temperature 1 (default before)", decider: .tagsTemperatureOne)] : []
-        // The phones' default before the one-sided signal loss (issue 10, fourth round).
+        // The phones' defaults before: belief 0.9 (nineteenth round), fingerprints weighing the
+        // particles (thirteenth), the symmetric signal loss (fourth).
         let symmetric = direction == .phones
-            ? [RoomFilterVariant(label: "room filter, fingerprints weigh the particles (default before)", decider: .phonesFingerprintWeighted),
+            ? [RoomFilterVariant(label: "room filter, belief 0.9 (default before)", decider: .phonesBeliefNineTenths),
+               RoomFilterVariant(label: "room filter, fingerprints weigh the particles (default before)", decider: .phonesFingerprintWeighted),
                RoomFilterVariant(label: "room filter, symmetric signal loss (default before)", decider: .phonesSymmetric),
                RoomFilterVariant(label: "room filter, phones' default + the user's body", decider: .phonesWithBody)] : []
         // What the server runs: no particle filter per subject (issue 10, tenth round).

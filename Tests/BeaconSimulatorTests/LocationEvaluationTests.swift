@@ -44,7 +44,7 @@ import Testing
 
     /// The default room decider (`RoomDecider`: per direction, docs/evaluation.md) against the
     /// issue's three room goals: accuracy ≥ 95 % of seconds, p95 latency ≤ 3 s, announced
-    /// changes ≤ 1.2 × the true ones. Phones meet all three on this run (97.3 %, 2.7 s, 1.02 ×).
+    /// changes ≤ 1.2 × the true ones. Phones meet all three on this run (97.5 %, 2.3 s, 1.11 ×).
     /// Tags meet two here (97.4 %, 1.20 ×); their p95 latency on this seed is 3.2 s, so for that
     /// one the level reached is asserted (3.3 s), so that a regression fails.
     @Test(arguments: LocationReport.Direction.allCases)
@@ -76,6 +76,19 @@ import Testing
         #expect(result.accuracy >= bestHysteresis.accuracy, "\(bestHysteresis)")
         let hysteresisP95 = try #require(bestHysteresis.latencyP95)
         #expect(p95 < hysteresisP95, "\(bestHysteresis)")
+    }
+
+    /// Nineteenth round: phones announce a room at belief 0.6 instead of 0.9. On this run they
+    /// are as often right or more, and follow changes and let go of left rooms sooner at p95
+    /// (2.3 s against 2.7 s; ghosts 2.6 s against 3.6 s); the 1.2 × bound on announcements is
+    /// checked above.
+    @Test func phonesFollowRoomsSoonerThanAtBeliefNineTenths() throws {
+        let rooms = Self.report.rooms.filter { $0.direction == .phones }
+        let ours = try #require(rooms.first { $0.decider == LocationReport.defaultRoomDecider })
+        let before = try #require(rooms.first { $0.decider == "room filter, belief 0.9 (default before)" })
+        #expect(ours.accuracy >= before.accuracy, "\(before)")
+        #expect(try #require(ours.latencyP95) < (try #require(before.latencyP95)), "\(before)")
+        #expect(try #require(ours.ghostP95) < (try #require(before.ghostP95)), "\(before)")
     }
 
     /// Issue 10: beat the systems people run today on the tags they track. Against each peer's

@@ -10,20 +10,6 @@ struct SurveyCommand: AsyncParsableCommand {
         abstract: "Record survey scans with a site's own gateways (a tag or a phone held still at a spot), and save them into the site's map.",
         subcommands: [Record.self, List.self, Save.self, Discard.self])
 
-    struct Listing: Decodable {
-        var siteID: Int
-        var clock: Double?
-        var recordings: [SurveyRecorder.Recording]
-    }
-
-    struct Saved: Decodable {
-        var siteID: Int
-        var mapVersion: Int
-        var tagSurvey: Int
-        var survey: Int
-        var dropped: Int
-    }
-
     struct Record: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Record one scan and wait until it is finished (operator or admin token).",
@@ -68,7 +54,7 @@ struct SurveyCommand: AsyncParsableCommand {
                         throw ValidationError("recording \(recording.id) is still \(recording.status.rawValue) after \(Int(seconds + 60)) s: are the site's gateways posting?")
                     }
                     try await Task.sleep(for: .seconds(1))
-                    let listing = try JSONDecoder().decode(Listing.self, from: try await connection.send("GET", "/v1/sites/\(site)/survey-recordings"))
+                    let listing = try JSONDecoder().decode(SurveyRecorder.Listing.self, from: try await connection.send("GET", "/v1/sites/\(site)/survey-recordings"))
                     guard let current = listing.recordings.first(where: { $0.id == recording.id }) else {
                         throw ValidationError("recording \(recording.id) is gone: it was discarded or saved meanwhile")
                     }
@@ -97,7 +83,7 @@ struct SurveyCommand: AsyncParsableCommand {
 
         func run() async throws {
             let data = try await connection.send("GET", "/v1/sites/\(site)/survey-recordings")
-            try connection.show(data, json: json, as: Listing.self) { listing in
+            try connection.show(data, json: json, as: SurveyRecorder.Listing.self) { listing in
                 ["site \(listing.siteID): \(listing.recordings.count) recording\(listing.recordings.count == 1 ? "" : "s")"
                     + (listing.clock.map { String(format: ", clock %.1f", $0) } ?? "")]
                     + listing.recordings.flatMap { SurveyCommand.describe($0) }
@@ -118,7 +104,7 @@ struct SurveyCommand: AsyncParsableCommand {
 
         func run() async throws {
             let data = try await connection.send("POST", "/v1/sites/\(site)/survey-recordings/save")
-            try connection.show(data, json: json, as: Saved.self) { saved in
+            try connection.show(data, json: json, as: SurveyRecorder.Saved.self) { saved in
                 ["saved \(saved.tagSurvey) tag scan\(saved.tagSurvey == 1 ? "" : "s") and \(saved.survey) phone scan\(saved.survey == 1 ? "" : "s") "
                     + "into site \(saved.siteID)'s map (version \(saved.mapVersion))"
                     + (saved.dropped > 0 ? "; \(saved.dropped) dropped: their receivers or beacons left the map" : "")]

@@ -20,7 +20,6 @@ struct SurveyCommandTests {
     struct Registered: Decodable { var token: String; var gateway: Gateway }
     struct Identified: Decodable { var id: Int }
     struct Organisation: Decodable { var id: UUID }
-    struct Listing: Decodable { var recordings: [SurveyRecorder.Recording] }
 
     @Test func recordsAPhonesScanWaitsForItAndSavesItIntoTheMap() async throws {
         let directory = NSTemporaryDirectory() + "proxima-survey-cli-\(UUID().uuidString)"
@@ -61,9 +60,9 @@ struct SurveyCommandTests {
         let clock = Date().timeIntervalSince1970 - 30
         try await post([clock], b1: -90, b2: -90)
         let recording = try ProximaProcess(["survey", "record"] + connection + ["--site", "\(site)", "--subject", "phone-1", "--at", "3.5,4", "--seconds", "2"])
-        var started: Listing?
+        var started: SurveyRecorder.Listing?
         for _ in 0..<300 {
-            started = try JSONDecoder().decode(Listing.self, from: try await admin.data("GET", "/v1/sites/\(site)/survey-recordings"))
+            started = try JSONDecoder().decode(SurveyRecorder.Listing.self, from: try await admin.data("GET", "/v1/sites/\(site)/survey-recordings"))
             if started?.recordings.isEmpty == false { break }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -30,14 +30,14 @@ struct SurveyRecordingTests {
     static func recordings(_ site: PositionTests.Site, _ client: any TestClientProtocol) async throws -> [Recording] {
         try await client.execute(uri: "/v1/sites/\(site.siteID)/survey-recordings", method: .get, headers: site.harness.headers(.readOnly)) { response in
             #expect(response.status == .ok, "\(response.text)")
-            return try response.json(ProximaServer.SurveyRecordingsReply.self).recordings
+            return try response.json(SurveyRecorder.Listing.self).recordings
         }
     }
 
-    static func save(_ site: PositionTests.Site, _ client: any TestClientProtocol) async throws -> ProximaServer.SurveySaveReply {
+    static func save(_ site: PositionTests.Site, _ client: any TestClientProtocol) async throws -> SurveyRecorder.Saved {
         try await client.execute(uri: "/v1/sites/\(site.siteID)/survey-recordings/save", method: .post, headers: site.harness.headers(.operator)) { response in
             #expect(response.status == .ok, "\(response.text)")
-            return try response.json(ProximaServer.SurveySaveReply.self)
+            return try response.json(SurveyRecorder.Saved.self)
         }
     }
 

@@ -15,23 +15,6 @@ extension ProximaServer {
         var seconds: Double?
     }
 
-    struct SurveyRecordingsReply: Codable {
-        var siteID: Int
-        /// The site's clock: the latest sighting time this instance has seen since recording began.
-        var clock: Double?
-        var recordings: [SurveyRecorder.Recording]
-    }
-
-    struct SurveySaveReply: Codable {
-        var siteID: Int
-        var mapVersion: Int
-        /// Scans added to the map's `tagSurvey` and `survey`.
-        var tagSurvey: Int
-        var survey: Int
-        /// Finished recordings whose every reading named a receiver or beacon the map no longer has.
-        var dropped: Int
-    }
-
     static let defaultSurveySeconds = 10.0
 
     func addSurveyRoutes(to router: Hummingbird.Router<ProximaRequestContext>) {
@@ -71,7 +54,7 @@ extension ProximaServer {
                 throw APIError(.notFound, field: "id", "site \(id) has no map; upload one with PUT /v1/sites/\(id)/map")
             }
             let (recordings, clock) = ingestion.positions.surveyRecordings(siteID: id)
-            return try Self.json(SurveyRecordingsReply(siteID: id, clock: clock, recordings: recordings))
+            return try Self.json(SurveyRecorder.Listing(siteID: id, clock: clock, recordings: recordings))
         }
         router.delete("/v1/sites/:id/survey-recordings/:recording") { [ingestion] _, context in
             try context.require(.operate)
@@ -96,7 +79,7 @@ extension ProximaServer {
             }
             ingestion.positions.start(stored)
             let kept = Store.kept(finished, on: stored.map)
-            return try Self.json(SurveySaveReply(siteID: id, mapVersion: stored.version, tagSurvey: kept.count { $0.kind == .tag },
+            return try Self.json(SurveyRecorder.Saved(siteID: id, mapVersion: stored.version, tagSurvey: kept.count { $0.kind == .tag },
                                                  survey: kept.count { $0.kind == .phone }, dropped: finished.count - kept.count))
         }
     }

@@ -56,6 +56,25 @@ public struct SurveyRecorder: Sendable {
         public var reason: String?
     }
 
+    /// `GET /v1/sites/{id}/survey-recordings`.
+    public struct Listing: Sendable, Codable {
+        public var siteID: Int
+        /// The site's clock: the latest sighting time this instance has seen since recording began.
+        public var clock: Double?
+        public var recordings: [Recording]
+    }
+
+    /// `POST /v1/sites/{id}/survey-recordings/save`.
+    public struct Saved: Sendable, Codable {
+        public var siteID: Int
+        public var mapVersion: Int
+        /// Scans added to the map's `tagSurvey` and `survey`.
+        public var tagSurvey: Int
+        public var survey: Int
+        /// Finished recordings whose every reading named a receiver or beacon the map no longer has.
+        public var dropped: Int
+    }
+
     /// Recordings a site keeps, whatever their state, until saved or discarded.
     public static let maximumRecordings = 64
     /// Seconds of gateway time after a window's end before it is finished.

@@ -42,12 +42,7 @@ public final class PositionTracking: Sendable {
         }
         if state.withLock({ $0.trackers[siteID]?.version }) != version, let stored = try await Store.siteMap(siteID: siteID, db: db) {
             let fresh = SiteTracker(map: stored.map, configuration: configuration)
-            state.withLock { state in
-                if (state.trackers[siteID]?.version ?? -1) < stored.version {
-                    state.trackers[siteID] = (stored.version, fresh)
-                    state.recorders[siteID]?.adopt(stored.map)
-                }
-            }
+            state.withLock { Self.install(stored, fresh, in: &$0) }
         }
         let changes = state.withLock { state in
             state.recorders[siteID]?.receive(sightings, gateway: place.name)
@@ -83,12 +78,15 @@ public final class PositionTracking: Sendable {
     /// before the first batch (and is fitted once, at the upload).
     func start(_ stored: StoredSiteMap) {
         let fresh = SiteTracker(map: stored.map, configuration: configuration)
-        state.withLock { state in
-            if (state.trackers[stored.siteID]?.version ?? -1) < stored.version {
-                state.trackers[stored.siteID] = (stored.version, fresh)
-                state.recorders[stored.siteID]?.adopt(stored.map)
-            }
-        }
+        state.withLock { Self.install(stored, fresh, in: &$0) }
+    }
+
+    /// Puts the tracker of a newer map version in place (an older one, built by a slower
+    /// caller, is dropped), and has the site's survey recorder follow the map.
+    private static func install(_ stored: StoredSiteMap, _ fresh: SiteTracker, in state: inout State) {
+        guard (state.trackers[stored.siteID]?.version ?? -1) < stored.version else { return }
+        state.trackers[stored.siteID] = (stored.version, fresh)
+        state.recorders[stored.siteID]?.adopt(stored.map)
     }
 
     // MARK: Survey recordings (``SurveyRecorder``), kept in this instance's memory as trackers are.

@@ -18,15 +18,8 @@ struct RouteCommand: ParsableCommand {
     @Flag(help: "Print the route as one JSON object.")
     var json = false
 
-    static func point(_ text: String) -> Position? {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard parts.count == 2, let x = Double(parts[0].trimmingCharacters(in: .whitespaces)),
-              let y = Double(parts[1].trimmingCharacters(in: .whitespaces)), x.isFinite, y.isFinite else { return nil }
-        return Position(x: x, y: y)
-    }
-
     func validate() throws {
-        guard Self.point(from) != nil else { throw ValidationError("--from: expected X,Y in metres, found \"\(from)\"") }
+        guard Position(commaSeparated: from) != nil else { throw ValidationError("--from: expected X,Y in metres, found \"\(from)\"") }
     }
 
     func run() throws {
@@ -35,13 +28,13 @@ struct RouteCommand: ParsableCommand {
             printError("\(map): \(error)")
             throw ExitCode.failure
         }
-        let start = Self.point(from)!
+        let start = Position(commaSeparated: from)!
         let destination: Router.Destination
         if site.room(named: to) != nil {
             destination = .room(to)
         } else if site.pointsOfInterest.contains(where: { $0.name == to }) {
             destination = .pointOfInterest(to)
-        } else if let point = Self.point(to) {
+        } else if let point = Position(commaSeparated: to) {
             destination = .point(point)
         } else {
             printError("--to: expected a room (\(site.rooms.map(\.name).joined(separator: ", "))), a point of interest or X,Y; found \"\(to)\"")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BeaconLocate
 import BeaconServer
 import Foundation
 
@@ -36,13 +37,13 @@ struct SurveyCommand: AsyncParsableCommand {
         var json = false
 
         func validate() throws {
-            guard SurveyCommand.spot(at) != nil else { throw ValidationError("--at: expected X,Y in metres, e.g. 3.5,12, found '\(at)'") }
+            guard Position(commaSeparated: at) != nil else { throw ValidationError("--at: expected X,Y in metres, e.g. 3.5,12, found '\(at)'") }
             guard SurveyRecorder.allowedSeconds.contains(seconds) else { throw ValidationError("--seconds: expected 1–120, found \(seconds)") }
         }
 
         func run() async throws {
-            let (x, y) = SurveyCommand.spot(at)!
-            let body = try JSONSerialization.data(withJSONObject: ["subject": subject, "position": ["x": x, "y": y], "seconds": seconds] as [String: Any])
+            let spot = Position(commaSeparated: at)!
+            let body = try JSONSerialization.data(withJSONObject: ["subject": subject, "position": ["x": spot.x, "y": spot.y], "seconds": seconds] as [String: Any])
             let data = try await connection.send("POST", "/v1/sites/\(site)/survey-recordings", body: body)
             var recording = try JSONDecoder().decode(SurveyRecorder.Recording.self, from: data)
             if !noWait {
@@ -127,13 +128,6 @@ struct SurveyCommand: AsyncParsableCommand {
             _ = try await connection.send("DELETE", "/v1/sites/\(site)/survey-recordings/\(id)")
             try StandardOutput.line("discarded recording \(id) of site \(site)")
         }
-    }
-
-    static func spot(_ text: String) -> (Double, Double)? {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard parts.count == 2, let x = Double(parts[0].trimmingCharacters(in: .whitespaces)), let y = Double(parts[1].trimmingCharacters(in: .whitespaces)),
-              x.isFinite, y.isFinite else { return nil }
-        return (x, y)
     }
 
     static func describe(_ recording: SurveyRecorder.Recording) -> [String] {

@@ -6,6 +6,15 @@ import Testing
 @Suite struct RoomAndRouteTests {
     let rooms = ["pi-west": "west", "pi-east": "east"]
 
+    /// `X,Y` as `proxima route --from` and `proxima survey record --at` take a point.
+    @Test func aPointIsTwoFiniteNumbersSeparatedByAComma() {
+        #expect(Position(commaSeparated: " 3.5, 12") == Position(x: 3.5, y: 12))
+        #expect(Position(commaSeparated: "-1,0") == Position(x: -1, y: 0))
+        for refused in ["1;1", "1,2,3", "nan,1", "1,inf", "", ",", "x,1"] {
+            #expect(Position(commaSeparated: refused) == nil, "\(refused)")
+        }
+    }
+
     @Test func hysteresisStopsFlappingButFollowsARealMove() {
         var presence = RoomPresence(receiverRooms: rooms)
         var generator = SplitMix64(seed: 11)

@@ -92,7 +92,7 @@ public final class PositionTracking: Sendable {
     // MARK: Survey recordings (``SurveyRecorder``), kept in this instance's memory as trackers are.
 
     /// Starts recording a survey scan of `subject` at `position`, on the site's current map.
-    func beginSurvey(siteID: Int, map: SiteMap, subject: TrackedSubject, position: SurveyRecorder.Point,
+    func beginSurvey(siteID: Int, map: SiteMap, subject: TrackedSubject, position: Position,
                      seconds: Double) throws(SurveyRecorder.Refusal) -> SurveyRecorder.Recording {
         try state.withLock { state throws(SurveyRecorder.Refusal) in
             var recorder = state.recorders[siteID] ?? SurveyRecorder(map: map, clock: state.trackers[siteID]?.tracker.latestTime)

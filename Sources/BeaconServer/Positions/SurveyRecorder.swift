@@ -32,17 +32,12 @@ public struct SurveyRecorder: Sendable {
         case failed
     }
 
-    public struct Point: Sendable, Codable, Hashable {
-        public var x: Double
-        public var y: Double
-    }
-
     public struct Recording: Sendable, Codable, Hashable {
         public var id: Int
         /// `UUID:major:minor` for a tag, the gateway's name for a phone.
         public var subject: String
         public var kind: Kind
-        public var position: Point
+        public var position: Position
         public var seconds: Double
         /// Gateway time of the window, once it started.
         public var start: Double?
@@ -113,7 +108,7 @@ public struct SurveyRecorder: Sendable {
 
     /// Starts recording `subject` at `position`; the caller has checked that the subject and the
     /// spot belong to the site's map.
-    public mutating func begin(_ subject: TrackedSubject, at position: Point, seconds: Double) throws(Refusal) -> Recording {
+    public mutating func begin(_ subject: TrackedSubject, at position: Position, seconds: Double) throws(Refusal) -> Recording {
         guard recordings.count < Self.maximumRecordings else { throw .full }
         guard Self.allowedSeconds.contains(seconds) else { throw .seconds }
         let kind: Kind = if case .phone = subject { .phone } else { .tag }

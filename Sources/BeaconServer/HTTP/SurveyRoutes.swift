@@ -6,12 +6,8 @@ import Hummingbird
 extension ProximaServer {
     /// `POST /v1/sites/{id}/survey-recordings`: what to record.
     struct SurveyRecordingRequest: Decodable {
-        struct Point: Decodable {
-            var x: Double
-            var y: Double
-        }
         var subject: String
-        var position: Point
+        var position: Position
         var seconds: Double?
     }
 
@@ -37,7 +33,7 @@ extension ProximaServer {
             let recording: SurveyRecorder.Recording
             do throws(SurveyRecorder.Refusal) {
                 recording = try ingestion.positions.beginSurvey(siteID: id, map: map, subject: subject,
-                                                                position: .init(x: asked.position.x, y: asked.position.y), seconds: seconds)
+                                                                position: asked.position, seconds: seconds)
             } catch .seconds {
                 let range = SurveyRecorder.allowedSeconds
                 throw APIError(.unprocessableContent, field: "seconds", "expected \(Int(range.lowerBound))…\(Int(range.upperBound)) seconds, found \(seconds)")

@@ -16,6 +16,7 @@ let suites: [(name: String, run: () async throws -> Void)] = [
     ("server-instances", InstancesBenchmark.run),
     ("edge-traffic", EdgeTrafficBenchmark.run),
     ("overload", OverloadBenchmark.run),
+    ("webhooks", WebhookBenchmark.run),
 ]
 
 // `fleet-week`, `queue-day` and `soak` take arguments of their own (FleetWeekRun.swift, QueueDayRun.swift, SoakRun.swift).

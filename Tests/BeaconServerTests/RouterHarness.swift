@@ -29,7 +29,19 @@ struct RouterHarness: Sendable {
             let server = ProximaServer(store: store, configuration: configuration, clock: { now })
             let harness = RouterHarness(server: server, office: office, tokens: tokens, gatewayID: gateway.id)
             let app = Application(router: server.makeRouter())
-            let result = try await app.test(.router) { client in try await body(harness, client) }
+            // Webhook deliveries are a service of the server's group; here the harness runs it.
+            let webhooks = Task { await server.webhooks.run() }
+            let result: T
+            do {
+                result = try await app.test(.router) { client in try await body(harness, client) }
+            } catch {
+                webhooks.cancel()
+                await webhooks.value
+                await server.shutdown()
+                throw error
+            }
+            webhooks.cancel()
+            await webhooks.value
             await server.shutdown()
             return result
         }

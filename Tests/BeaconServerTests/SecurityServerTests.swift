@@ -220,6 +220,7 @@ struct SecurityTrackingBoundTests {
                 let map = #"{"venue": {"width": 50, "height": 50}, "receivers": [{"name": "gateway \#(index)", "position": {"x": 1, "y": 1}}]}"#
                 _ = try await store.setSiteMap(siteID: site.id, document: Data(map.utf8))
             }
+            let registry = try await RegistrySnapshots(store: store).current()
             var generator = SystemRandomNumberGenerator()
             for round in 0..<5 {
                 for gateway in gateways {
@@ -228,7 +229,9 @@ struct SecurityTrackingBoundTests {
                                  frame: .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: UUID(), major: UInt16.random(in: 0...65535, using: &generator),
                                                                                        minor: UInt16.random(in: 0...65535, using: &generator)))))
                     }
-                    _ = try await tracking.observe(gatewayID: gateway, sightings: sightings, serverTime: now, store: store)
+                    _ = try await store.database.transaction { db in
+                        try await tracking.observe(gatewayID: gateway, sightings: sightings, serverTime: now, registry: registry, db: db)
+                    }
                     let counts = tracking.trackedCounts
                     #expect(counts.count <= 3)
                     for site in counts.values {

@@ -117,5 +117,7 @@ enum Migrations {
         PassMigrations.passes,
         RotationMigrations.rotationKeys,
         SiteRetention.migration,
+        RegistryGeneration.migration,
+        BatchOutbox.migration,
     ]
 }

@@ -5,21 +5,29 @@ import Foundation
 public actor EventSignal {
     private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
     private var nextID = 0
+    private let clock: any Clock<Duration>
 
-    public init() {}
+    public init(clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
+    }
 
-    /// Returns at the next `notify()` or after `timeout`, whichever comes first.
+    /// Returns at the next `notify()` or after `timeout`, whichever comes first. The timer is
+    /// cancelled when the wait ends, so no sleeping task outlives it.
     public func wait(timeout: Duration) async {
         let id = nextID
         nextID += 1
-        await withCheckedContinuation { continuation in
-            waiters[id] = continuation
-            Task {
-                try? await Task.sleep(for: timeout)
-                self.resume(id)
-            }
+        let clock = self.clock
+        let timer = Task {
+            do { try await clock.sleep(for: timeout) } catch { return }
+            self.resume(id)
         }
+        // The timer's resume needs this actor, which is not free before the waiter is registered.
+        await withCheckedContinuation { waiters[id] = $0 }
+        timer.cancel()
     }
+
+    /// Readers waiting now (for tests).
+    public var waiting: Int { waiters.count }
 
     private func resume(_ id: Int) {
         waiters.removeValue(forKey: id)?.resume()

@@ -9,7 +9,7 @@ extension ProximaServer {
             try context.require(.read)
             let siteID = try await Self.siteFilter(request, store: store)
             guard let fleet = ingestion.fleet else { return try Self.json(FleetSummary(siteID: siteID, beacons: [], unregistered: [])) }
-            try await fleet.refreshRegistry(store: store)
+            fleet.apply(try await ingestion.registry.current())
             let unregistered = fleet.unregistered(siteID: siteID).map { entry in
                 UnregisteredIdentity(subject: FleetOccurrence.Subject(.beacon(entry.identity)).name, uuid: entry.identity.uuid,
                                   major: entry.identity.major, minor: entry.identity.minor, firstHeard: entry.firstHeard,
@@ -33,7 +33,7 @@ extension ProximaServer {
                 throw APIError(.badRequest, field: "beacon", "expected UUID:MAJOR:MINOR, found '\(text.prefix(60))'")
             }
             guard let fleet = ingestion.fleet else { throw APIError(.notFound, field: "beacon", "fleet health is off on this server") }
-            try await fleet.refreshRegistry(store: store)
+            fleet.apply(try await ingestion.registry.current())
             guard let history = fleet.batteryHistory(of: identity) else {
                 throw APIError(.notFound, field: "beacon", "\(text.prefix(60)) is not a registered beacon")
             }
@@ -79,18 +79,15 @@ extension ProximaServer {
     /// after moving their clock.
     @discardableResult
     public func evaluateFleet() async throws -> [StoredEvent] {
-        let fleetEvents = try await ingestion.fleet?.evaluate(store: store) ?? []
-        // Security alerts that went quiet are cleared even when no batch arrives.
-        let events = fleetEvents + (try await ingestion.security?.clearQuiet(store: store) ?? [])
-        guard !events.isEmpty else { return events }
-        metrics.events.increment(by: Int64(events.count))
-        await signal.notify()
-        let webhooks = self.webhooks
-        Task { await webhooks.deliver(events) }
-        configuration.mqtt?.enqueue(events)
-        for event in events {
-            logger.info("fleet alert", metadata: ["kind": "\(event.kindName)", "label": "\(event.label)", "time": "\(event.time)"])
+        let (fleet, security) = (ingestion.fleet, ingestion.security)
+        guard fleet?.isEvaluationDue == true || security?.hasQuietAlerts == true else { return [] }
+        let registry = try await ingestion.registry.current()
+        let events = try await store.database.transaction { db in
+            let fleetEvents = try await fleet?.evaluate(registry: registry, db: db) ?? []
+            // Security alerts that went quiet are cleared even when no batch arrives.
+            return fleetEvents + (try await security?.clearQuiet(db: db) ?? [])
         }
+        await publisher.publish(events, source: "fleet")
         return events
     }
 }
@@ -108,24 +105,5 @@ extension FleetTracking {
 extension ServerMetrics {
     func record(_ counts: [HealthLevel: Int]) {
         for (level, gauge) in beaconStates { gauge.set(Int64(counts[level] ?? 0)) }
-    }
-}
-
-/// Marks the fleet's registry stale after any change this instance accepts (sightings and
-/// acknowledgements change no registry).
-struct RegistryChangeMiddleware: RouterMiddleware {
-    typealias Context = ProximaRequestContext
-    let fleet: FleetTracking?
-    let security: SecurityTracking?
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let response = try await next(request, context)
-        let path = request.uri.path
-        if request.method != .get, request.method != .head, response.status.code < 400, path.hasPrefix("/v1/"),
-           !path.hasPrefix("/v1/sightings"), !path.hasPrefix("/v1/fleet") {
-            fleet?.registryChanged()
-            security?.registryChanged()
-        }
-        return response
     }
 }

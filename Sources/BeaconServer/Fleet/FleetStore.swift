@@ -94,14 +94,12 @@ extension Store {
             let kind: FleetOccurrence.Kind = to == .ok ? .alertCleared : (to > from ? .alertRaised : .alertLowered)
             let occurrence = FleetOccurrence(kind: kind, time: transition.time, alertID: alertID, check: transition.check,
                                              level: transition.to, previousLevel: transition.from, reason: transition.reason, subject: subject)
-            guard let inserted = try await db.raw("""
-                INSERT INTO region_events (gateway_id, kind, uuid, major, minor, site_id, label, time, recorded_at, subject_kind, subject, detail)
-                VALUES (\(bind: known.gatewayID), \(bind: kind.rawValue), \(bind: subject.uuid?.uuidString ?? ""),
-                        \(bind: Int(subject.major ?? 0)), \(bind: Int(subject.minor ?? 0)), \(bind: known.siteID), \(bind: known.label),
-                        \(bind: transition.time), \(bind: now), \(bind: subject.kind), \(bind: subject.name), \(bind: try IngestService.json(occurrence)))
-                RETURNING id
-                """).first() else { continue }
-            events.append(StoredEvent(id: try inserted.int("id"), gatewayID: known.gatewayID, siteID: known.siteID, label: known.label,
+            let row = EventRow(gatewayID: known.gatewayID, kind: kind.rawValue,
+                               identity: subject.uuid.map { BeaconIdentity(uuid: $0, major: subject.major ?? 0, minor: subject.minor ?? 0) },
+                               siteID: known.siteID, label: known.label, time: transition.time, recordedAt: now,
+                               subjectKind: subject.kind, subject: subject.name, detail: try IngestService.json(occurrence))
+            guard let id = try await row.insert(db: db) else { continue }
+            events.append(StoredEvent(id: id, gatewayID: known.gatewayID, siteID: known.siteID, label: known.label,
                                       occurrence: .fleet(occurrence)))
         }
         return events

@@ -20,9 +20,6 @@ public final class FleetTracking: Sendable {
     public let settings: FleetSettings
     /// Seconds of gateway time between evaluations.
     public let interval: Double
-    /// Seconds of server time after which the registry is read again even if this instance
-    /// changed nothing (another instance may have).
-    public let registryRefresh: Double
     let clock: @Sendable () -> Double
     private let state: Mutex<State>
     /// Keeps evaluate-and-store in order: a clear is never stored before its raise.
@@ -31,52 +28,45 @@ public final class FleetTracking: Sendable {
     private struct State: Sendable {
         var monitor: FleetMonitor
         var registry = FleetRegistry()
-        var loadedAt: Double?
-        var stale = true
+        var appliedGeneration = 0
+        var appliedRows = AppliedOutboxRows()
         var latestBatchTime: Double?
         var latestArrival = 0.0
         var lastEvaluation = -Double.infinity
     }
 
-    public init(settings: FleetSettings = FleetSettings(), interval: Double = 1, registryRefresh: Double = 60,
+    public init(settings: FleetSettings = FleetSettings(), interval: Double = 1,
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.settings = settings
         self.interval = max(0.1, interval)
-        self.registryRefresh = registryRefresh
         self.clock = clock
         state = Mutex(State(monitor: FleetMonitor(beacons: [], gateways: [], organisationUUIDs: [], settings: settings)))
     }
 
-    /// The registry changed on this instance: read it again before the next batch or evaluation.
-    public func registryChanged() {
-        state.withLock { $0.stale = true }
-    }
-
-    /// Reads the registry again when it changed or is old, keeping what was learnt.
-    func refreshRegistry(store: Store, force: Bool = false) async throws {
-        let now = clock()
-        let due = state.withLock { state in
-            force || state.stale || state.loadedAt.map { now - $0 >= registryRefresh } ?? true
-        }
-        guard due else { return }
-        let registry = try await store.database.read { db in try await FleetRegistry.load(db: db) }
+    /// Takes a newer registry snapshot, keeping what was learnt; an older or the same one is ignored.
+    func apply(_ snapshot: RegistrySnapshot) {
         state.withLock { state in
+            guard snapshot.generation > state.appliedGeneration else { return }
+            let registry = snapshot.fleet
             state.monitor.updateRegistry(beacons: registry.beacons, gateways: registry.gateways,
                                          organisationUUIDs: registry.organisationUUIDs)
             state.registry = registry
-            state.loadedAt = now
-            state.stale = false
+            state.appliedGeneration = snapshot.generation
         }
     }
+
+    /// The registry generation the checks run on now.
+    var appliedGeneration: Int { state.withLock { $0.appliedGeneration } }
 
     /// Feeds one accepted batch: the gateway reported at the batch's newest sighting time (the
     /// current estimate for an empty batch), and every sighting is observed as heard by it.
     /// Returns whether an evaluation is due.
-    func observe(gatewayID: String, sightings: [Sighting], store: Store) async throws -> Bool {
-        let known = state.withLock { $0.registry.gatewaysByID[gatewayID] != nil }
-        try await refreshRegistry(store: store, force: !known)
+    func observe(gatewayID: String, sightings: [Sighting], registry snapshot: RegistrySnapshot, outboxID: Int? = nil) -> Bool {
+        apply(snapshot)
         let arrival = clock()
         return state.withLock { state in
+            // A row retried after its evaluation failed was already observed.
+            guard state.appliedRows.insert(outboxID) else { return true }
             guard let name = state.registry.gatewaysByID[gatewayID]?.name, let gateway = state.monitor.gatewayIndex(for: name) else {
                 return false
             }
@@ -100,6 +90,12 @@ public final class FleetTracking: Sendable {
         state.latestBatchTime.map { $0 + max(0, arrival - state.latestArrival) }
     }
 
+    /// Whether a second of gateway time passed since the last evaluation.
+    var isEvaluationDue: Bool {
+        let arrival = clock()
+        return state.withLock { state in Self.estimate(state, arrival: arrival).map { $0 >= state.lastEvaluation + interval } ?? false }
+    }
+
     /// The gateways' clock now, nil before the first batch.
     public var now: Double? {
         let arrival = clock()
@@ -108,10 +104,11 @@ public final class FleetTracking: Sendable {
 
     /// Runs the checks if a second of gateway time passed since the last run, and stores the
     /// alert changes. Nothing runs before the first batch: there is no gateway time yet.
-    func evaluate(store: Store) async throws -> [StoredEvent] {
+    /// The alert changes are stored through `db`, in the caller's transaction.
+    func evaluate(registry snapshot: RegistrySnapshot, db: any SQLDatabase) async throws -> [StoredEvent] {
         await evaluation.lock()
         do {
-            let events = try await evaluateLocked(store: store)
+            let events = try await evaluateLocked(registry: snapshot, db: db)
             await evaluation.unlock()
             return events
         } catch {
@@ -120,8 +117,8 @@ public final class FleetTracking: Sendable {
         }
     }
 
-    private func evaluateLocked(store: Store) async throws -> [StoredEvent] {
-        try await refreshRegistry(store: store)
+    private func evaluateLocked(registry snapshot: RegistrySnapshot, db: any SQLDatabase) async throws -> [StoredEvent] {
+        apply(snapshot)
         let arrival = clock()
         let outcome = state.withLock { state -> (transitions: [FleetTransition], registry: FleetRegistry)? in
             guard let estimate = Self.estimate(state, arrival: arrival), estimate >= state.lastEvaluation + interval else { return nil }
@@ -140,10 +137,7 @@ public final class FleetTracking: Sendable {
                 return FleetSubjectPlace(siteID: id.flatMap { outcome.registry.gatewaysByID[$0]?.siteID }, label: name, gatewayID: id ?? "")
             }
         }
-        let now = clock()
-        return try await store.database.transaction { db in
-            try await Store.storeFleetTransitions(outcome.transitions, place: place, now: now, db: db)
-        }
+        return try await Store.storeFleetTransitions(outcome.transitions, place: place, now: clock(), db: db)
     }
 
     /// The fleet table (of one site, or all) at the gateways' clock.

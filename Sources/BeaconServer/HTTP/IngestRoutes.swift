@@ -50,15 +50,15 @@ extension ProximaServer {
         }
     }
 
-    /// Runs a batch through the gateway's monitor, then counts it, wakes event readers and
-    /// hands new events to the webhooks. The HTTP route and the demo's built-in gateway share it.
+    /// Runs a batch through the pipeline (Ingest/IngestPipeline.swift). The HTTP route and the
+    /// demo's built-in gateway share it.
     public func accept(_ batch: SightingBatch, gatewayID: String) async throws -> IngestResult {
-        try await announce(try await ingestion.ingest(gatewayID: gatewayID, batch: batch))
+        try await ingestion.ingest(gatewayID: gatewayID, batch: batch)
     }
 
-    /// An edge gateway's step results, stored and announced as ``accept(_:gatewayID:)`` does.
+    /// An edge gateway's step results, through the same pipeline.
     public func acceptEdge(_ outcome: GatewayMonitor.StepOutcome, sequence: Int, sightings: Int, gatewayID: String) async throws -> IngestResult {
-        try await announce(try await ingestion.ingestEdge(gatewayID: gatewayID, outcome: outcome, sequence: sequence, sightings: sightings))
+        try await ingestion.ingestEdge(gatewayID: gatewayID, outcome: outcome, sequence: sequence, sightings: sightings)
     }
 
     /// An edge batch, checked: the gateway's engine must have run with this server's settings,
@@ -97,31 +97,6 @@ extension ProximaServer {
         } catch {
             throw APIError(.unprocessableContent, field: error.field, error.reason)
         }
-    }
-
-    private func announce(_ result: IngestResult) async throws -> IngestResult {
-        if result.duplicate {
-            metrics.duplicateBatches.increment()
-        } else {
-            metrics.batches.increment()
-            metrics.sightings.increment(by: Int64(result.accepted))
-            metrics.forgottenBeacons.increment(by: Int64(result.forgottenBeacons))
-            metrics.untrackedSightings.increment(by: Int64(result.untrackedSightings))
-        }
-        if !result.events.isEmpty {
-            metrics.events.increment(by: Int64(result.events.count))
-            await signal.notify()
-            let events = result.events
-            let webhooks = self.webhooks
-            Task { await webhooks.deliver(events) }
-            configuration.mqtt?.enqueue(events)
-            for event in events {
-                logger.info("region event", metadata: [
-                    "kind": "\(event.kindName)", "label": "\(event.label)", "gateway": "\(event.gatewayID)", "time": "\(event.time)",
-                ])
-            }
-        }
-        return result
     }
 
     /// Where April Brother gateways post; their firmware sets a URL but no header, so the

@@ -14,7 +14,7 @@ public final class ProximaServer: Sendable {
     public let configuration: ServerConfiguration
     public let metrics: ServerMetrics
     public let ingestion: IngestService
-    public let signal = EventSignal()
+    public let signal: EventSignal
     /// Rotating identities: the index that maps them to registered beacons (Security/).
     public let rotation: RotationResolver
     /// One-time dashboard sign-in codes (docs/dashboard.md).
@@ -23,7 +23,9 @@ public final class ProximaServer: Sendable {
     let streams: EventStreamLimiter
     let authThrottle: AuthFailureThrottle
     let tokenCache: TokenCache
-    let webhooks: WebhookDispatcher
+    public let webhooks: WebhookDispatcher
+    /// Every stored event goes out through this, once.
+    public let publisher: EventPublisher
     let httpClient: HTTPClient
     let passPushes: PassPushService?
     let logger: Logger
@@ -36,8 +38,20 @@ public final class ProximaServer: Sendable {
         // Several instances share a PostgreSQL database: a token revoked by one must fail at
         // once on all, so none remembers tokens.
         tokenCache = TokenCache(lifetime: store.database.dialect == .postgres ? .zero : .seconds(30))
-        self.metrics = ServerMetrics()
-        let rotation = RotationResolver(store: store, secret: configuration.secretKey)
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        self.logger = logger
+        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        self.httpClient = httpClient
+        let webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger,
+                                         onDrop: { metrics.webhookDrops.increment(by: Int64($0)) })
+        self.webhooks = webhooks
+        let signal = EventSignal()
+        self.signal = signal
+        let publisher = EventPublisher(metrics: metrics, signal: signal, webhooks: webhooks, mqtt: configuration.mqtt, logger: logger)
+        self.publisher = publisher
+        let registry = RegistrySnapshots(store: store, onLoad: { metrics.registryLoads.increment() })
+        let rotation = RotationResolver(secret: configuration.secretKey, registry: registry)
         self.rotation = rotation
         self.ingestion = IngestService(store: store, instance: configuration.instanceName,
                                        settings: GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit),
@@ -45,13 +59,10 @@ public final class ProximaServer: Sendable {
                                        positions: PositionTracking(configuration: configuration.tracking),
                                        fleet: configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil,
                                        security: configuration.securityChecks ? SecurityTracking(clock: clock) : nil,
-                                       rotation: rotation, clock: clock)
+                                       rotation: rotation, registry: registry, publisher: publisher, metrics: metrics, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
         self.streams = EventStreamLimiter(perToken: configuration.maxEventStreamsPerToken, total: configuration.maxEventStreams)
         self.authThrottle = AuthFailureThrottle(burst: configuration.wrongTokenBurst, perMinute: configuration.wrongTokensPerMinute)
-        self.logger = logger
-        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-        self.webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger)
         var passPushes: PassPushService?
         if let passes = configuration.passes {
             do {
@@ -70,7 +81,7 @@ public final class ProximaServer: Sendable {
     /// What the server needs running beside its HTTP service, to put before it in a service
     /// group (the webhook client).
     public var services: [any Service] {
-        [HTTPClientService(client: httpClient)] + (passPushes.map { [$0] } ?? []) + (configuration.mqtt.map { [$0] } ?? [])
+        [HTTPClientService(client: httpClient), webhooks, OutboxRetryService(ingestion: ingestion, logger: logger)] + (passPushes.map { [$0] } ?? []) + (configuration.mqtt.map { [$0] } ?? [])
     }
 
     /// Stops outgoing deliveries, for users that run the router without a service group (tests);
@@ -94,9 +105,6 @@ public final class ProximaServer: Sendable {
         router.add(middleware: APIErrorMiddleware())
         router.add(middleware: AuthenticationMiddleware(store: store, cache: tokenCache, throttle: authThrottle))
         router.add(middleware: AuditMiddleware(store: store))
-        if ingestion.fleet != nil || ingestion.security != nil {
-            router.add(middleware: RegistryChangeMiddleware(fleet: ingestion.fleet, security: ingestion.security))
-        }
 
         router.get("/health") { [store] _, _ in
             guard let problem = await store.database.probe() else { return try Self.json(["status": "ok", "database": "ok"]) }

@@ -24,7 +24,7 @@ extension ProximaServer {
     }
 
     func addRotationRoutes(to router: Router<ProximaRequestContext>) {
-        router.put("/v1/beacons/:id/rotation") { [store, configuration, rotation, ingestion] request, context in
+        router.put("/v1/beacons/:id/rotation") { [store, configuration, ingestion] request, context in
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let body = try await Self.decode(RotationRequest.self, from: request, limit: 4096)
@@ -36,17 +36,15 @@ extension ProximaServer {
                                "this server has no secret key to seal rotation keys with; restart it with --secret-key-file FILE (32 bytes)")
             }
             let settings = try await store.setRotation(beaconID: id, key: key, period: period, secret: secret, now: ingestion.clock())
-            rotation.invalidate()
             return try Self.json(settings)
         }
         router.get("/v1/beacons/:id/rotation") { [store, ingestion] _, context in
             try context.require(.operate)
             return try Self.json(try await store.rotationSettings(beaconID: try Self.intParameter(context, "id"), now: ingestion.clock()))
         }
-        router.delete("/v1/beacons/:id/rotation") { [store, rotation] _, context in
+        router.delete("/v1/beacons/:id/rotation") { [store] _, context in
             try context.require(.operate)
             try await store.deleteRotation(beaconID: try Self.intParameter(context, "id"))
-            rotation.invalidate()
             return Response(status: .noContent)
         }
     }

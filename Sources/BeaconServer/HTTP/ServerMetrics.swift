@@ -14,6 +14,12 @@ public final class ServerMetrics: Sendable {
     let requests: Metrics.Counter
     let forgottenBeacons: Metrics.Counter
     let untrackedSightings: Metrics.Counter
+    /// Reads of the whole registry by ``RegistrySnapshots``: one per registry change, never one per batch.
+    let registryLoads: Metrics.Counter
+    /// Events a webhook will not receive because its queue was full (its receiver slow or down).
+    let webhookDrops: Metrics.Counter
+    /// After-commit observer runs that failed and were left in the outbox for a retry.
+    let observerFailures: Metrics.Counter
     /// `proxima_beacons{state=…}`: beacons per fleet-health state, set when scraped.
     let beaconStates: [HealthLevel: Prometheus.Gauge]
 
@@ -27,6 +33,9 @@ public final class ServerMetrics: Sendable {
         requests = Metrics.Counter(label: "proxima_http_requests_total", factory: factory)
         forgottenBeacons = Metrics.Counter(label: "proxima_gateway_beacons_forgotten_total", factory: factory)
         untrackedSightings = Metrics.Counter(label: "proxima_sightings_untracked_total", factory: factory)
+        registryLoads = Metrics.Counter(label: "proxima_registry_loads_total", factory: factory)
+        webhookDrops = Metrics.Counter(label: "proxima_webhook_events_dropped_total", factory: factory)
+        observerFailures = Metrics.Counter(label: "proxima_observer_failures_total", factory: factory)
         let registry = self.registry
         let descriptor = MetricNameDescriptor(metricName: "proxima_beacons", unitName: "", helpText: "beacons per fleet-health state")
         beaconStates = Dictionary(uniqueKeysWithValues: HealthLevel.allCases.map { level in

@@ -17,9 +17,10 @@ public struct IngestResult: Sendable, Hashable, Codable {
     public var beaconRowsWritten = 0
 }
 
-/// Ingestion's persistence: loads a gateway's ``GatewayMonitor``, runs its step on a batch and
-/// saves what the step returned, in one transaction. It holds no engine logic and reads the
-/// time only from its injected clock.
+/// The server's ingestion: the pipeline every batch takes (its stages are listed in order in
+/// IngestPipeline.swift), with what it keeps between batches: each gateway's ``GatewayMonitor``,
+/// the registry snapshot and the observers registered at start-up. It reads the time only from
+/// its injected clock.
 ///
 /// Each gateway's checkpoint is a header row (`gateway_checkpoints`: engine clock, recent
 /// sequences, a version counted up per batch) and one row per beacon (`gateway_beacons`). A
@@ -31,34 +32,53 @@ public final class IngestService: Sendable {
     public let store: Store
     public let settings: GatewaySettings
     public let window: SightingTimeWindow
-    /// Positions and rooms per site, fed every accepted batch (Positions/).
+    /// Positions and rooms per site (Positions/); fed by ``PositionObserver``.
     public let positions: PositionTracking
-    /// Fleet health, fed every accepted batch after it is committed (Fleet/); nil when off.
+    /// Fleet health (Fleet/), fed by ``FleetObserver`` after commit; nil when off.
     public let fleet: FleetTracking?
-    /// Spoof and replay checks per site, fed every accepted batch with the server's arrival
-    /// time (Security/); nil when off (`--no-security-checks`).
+    /// Spoof and replay checks per site (Security/), fed by ``SecurityObserver`` after commit; nil
+    /// when off (`--no-security-checks`).
     public let security: SecurityTracking?
-    /// Consent and messages of the day for batches posted by devices (Apps/).
+    /// Consent and the applications of batches posted by devices (Apps/).
     public let devices = DeviceIngestion()
     /// Rotating identities (Security/): mapped to their registered beacon before the engine
-    /// sees them; replays raise an alert. Nil when the server has no secret key.
+    /// sees them. Nil when the server has no secret key.
     let rotation: RotationResolver?
+    /// The registry every per-batch consumer reads, one snapshot per batch.
+    let registry: RegistrySnapshots
+    /// Every per-batch feature, in the order it runs within its phase.
+    let observers: [any BatchObserver]
+    /// Where the pipeline's events go out; nil for a pipeline without feeds (unit tests).
+    let publisher: EventPublisher?
+    let metrics: ServerMetrics?
     let instance: String
     let clock: @Sendable () -> Double
-    private let cache = Mutex<[String: Cached]>([:])
+    let cache = Mutex<[String: CachedMonitor]>([:])
+    /// Outbox rows whose after-commit work runs now on this instance, so the retry leaves them be.
+    let inFlight = Mutex(Set<Int>())
     /// How many times a monitor was read back from the database in full (for tests).
-    private let fullLoadCount = Mutex(0)
+    let fullLoadCount = Mutex(0)
 
-    private struct Cached: Sendable {
+    struct CachedMonitor: Sendable {
         var version: Int
         var monitor: GatewayMonitor
     }
 
-    public init(store: Store, instance: String, settings: GatewaySettings = GatewaySettings(),
-                window: SightingTimeWindow = .default, positions: PositionTracking = PositionTracking(),
-                fleet: FleetTracking? = nil, security: SecurityTracking? = nil, rotation: RotationResolver? = nil,
-                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    public convenience init(store: Store, instance: String, settings: GatewaySettings = GatewaySettings(),
+                            window: SightingTimeWindow = .default, positions: PositionTracking = PositionTracking(),
+                            fleet: FleetTracking? = nil, security: SecurityTracking? = nil,
+                            clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+        let registry = RegistrySnapshots(store: store)
+        self.init(store: store, instance: instance, settings: settings, window: window, positions: positions, fleet: fleet,
+                  security: security, rotation: nil, registry: registry, publisher: nil, metrics: nil, clock: clock)
+    }
+
+    init(store: Store, instance: String, settings: GatewaySettings, window: SightingTimeWindow, positions: PositionTracking,
+         fleet: FleetTracking?, security: SecurityTracking?, rotation: RotationResolver?, registry: RegistrySnapshots,
+         publisher: EventPublisher?, metrics: ServerMetrics?, extraObservers: [any BatchObserver] = [],
+         clock: @escaping @Sendable () -> Double) {
         self.store = store
+        self.registry = registry
         self.security = security
         self.rotation = rotation
         self.instance = instance
@@ -66,98 +86,27 @@ public final class IngestService: Sendable {
         self.window = window
         self.positions = positions
         self.fleet = fleet
+        self.publisher = publisher
+        self.metrics = metrics
         self.clock = clock
+        var observers: [any BatchObserver] = [PositionObserver(positions: positions), DeviceApplicationsObserver(devices: devices)]
+        observers.append(ReplayAlertObserver())
+        if let fleet { observers.append(FleetObserver(fleet: fleet)) }
+        if let security { observers.append(SecurityObserver(security: security)) }
+        self.observers = observers + extraObservers
     }
 
     public var fullLoads: Int { fullLoadCount.withLock { $0 } }
 
-    public func ingest(gatewayID: String, batch heard: SightingBatch) async throws -> IngestResult {
-        let now = clock()
-        try heard.validate(now: now, window: window)
-        let translated = try await rotation?.translate(heard, now: now)
-        let batch = translated?.0 ?? heard
-        let replays = translated?.1 ?? []
-        let device = try await devices.device(gatewayID: gatewayID, store: store)
-        try devices.admit(device)
-        let keepsPositions = device?.consent.positions ?? true
-        // Taken out, so the step mutates it in place rather than copying it; put back after commit.
-        let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
-        let (result, saved) = try await store.database.transaction { db -> (IngestResult, Cached?) in
-            let version = try await self.lockHeader(gatewayID: gatewayID, now: now, db: db)
-            var monitor = if let cached, cached.version == version.number { cached.monitor } else {
-                try await self.load(gatewayID: gatewayID, header: version.header, db: db)
-            }
-            let outcome = monitor.step(batch, now: now)
-            if outcome.duplicate {
-                return (IngestResult(accepted: 0, duplicate: true, events: []), Cached(version: version.number, monitor: monitor))
-            }
-            var events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, forDevice: device != nil, now: now, db: db)
-            if keepsPositions {
-                events += try await self.positions.step(gatewayID: gatewayID, sightings: batch.sightings, now: now, db: db)
-                try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
-            }
-            if let device {
-                try await self.devices.runApplications(DeviceBatch(device: device, events: events, sightings: batch.sightings, now: now), db: db)
-            }
-            let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
-            try await self.storeHeader(monitor.header, version: version.number + 1, sequence: batch.sequence, gatewayID: gatewayID, now: now, db: db)
-            let result = IngestResult(accepted: batch.sightings.count, duplicate: false, events: events,
-                                      forgottenBeacons: outcome.forgottenBeacons, untrackedSightings: outcome.untrackedSightings,
-                                      beaconRowsWritten: rows)
-            return (result, Cached(version: version.number + 1, monitor: monitor))
-        }
-        if let saved { cache.withLock { $0[gatewayID] = saved } }
-        // After the commit, so a batch that failed and is sent again is observed once.
-        var fed = result
-        if !result.duplicate, !replays.isEmpty {
-            fed.events += try await store.raiseReplayAlerts(replays, gatewayID: gatewayID, now: now)
-        }
-        if !result.duplicate, keepsPositions, let fleet, try await fleet.observe(gatewayID: gatewayID, sightings: batch.sightings, store: store) {
-            fed.events += try await fleet.evaluate(store: store)
-        }
-        // A device that did not consent to positions is not followed by these checks either.
-        if !result.duplicate, keepsPositions, let security {
-            fed.events += try await security.observe(gatewayID: gatewayID, sightings: batch.sightings, serverTime: now, store: store)
-        }
-        return fed
-    }
-
-    /// An edge gateway's step results (``EdgeBatch``): stored as ``ingest(gatewayID:batch:)``
-    /// stores the server's own step, with the same retry check; positions, fleet telemetry and
-    /// device applications, which need the sightings themselves, do not run.
-    public func ingestEdge(gatewayID: String, outcome: GatewayMonitor.StepOutcome, sequence: Int, sightings: Int) async throws -> IngestResult {
-        let now = clock()
-        let device = try await devices.device(gatewayID: gatewayID, store: store)
-        guard device == nil else {
-            throw RegistryError(.conflict, field: "Authorization", "a device's gateway posts its sightings, not edge batches: its applications need them")
-        }
-        let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
-        let (result, saved) = try await store.database.transaction { db -> (IngestResult, Cached?) in
-            let version = try await self.lockHeader(gatewayID: gatewayID, now: now, db: db)
-            var monitor = if let cached, cached.version == version.number { cached.monitor } else {
-                try await self.load(gatewayID: gatewayID, header: version.header, db: db)
-            }
-            guard monitor.admit(sequence: sequence) else {
-                return (IngestResult(accepted: 0, duplicate: true, events: []), Cached(version: version.number, monitor: monitor))
-            }
-            let events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, forDevice: false, now: now, db: db)
-            try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
-            try await self.storeHeader(monitor.header, version: version.number + 1, sequence: sequence, gatewayID: gatewayID, now: now, db: db)
-            return (IngestResult(accepted: sightings, duplicate: false, events: events), Cached(version: version.number + 1, monitor: monitor))
-        }
-        if let saved { cache.withLock { $0[gatewayID] = saved } }
-        return result
-    }
-
     // MARK: The header row
 
-    private struct Version {
+    struct Version {
         var number: Int
         var header: String
     }
 
     /// Reads (and on PostgreSQL locks) the gateway's header row, creating it on first use.
-    private func lockHeader(gatewayID: String, now: Double, db: any SQLDatabase) async throws -> Version {
+    func lockHeader(gatewayID: String, now: Double, db: any SQLDatabase) async throws -> Version {
         let select = SQLQueryString("SELECT version, state FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)")
             + SQLQueryString(store.database.rowLockSuffix)
         if let row = try await db.raw(select).first() {
@@ -175,7 +124,7 @@ public final class IngestService: Sendable {
         return Version(number: try row.int("version"), header: try row.string("state"))
     }
 
-    private func storeHeader(_ header: GatewayCheckpointHeader, version: Int, sequence: Int?, gatewayID: String, now: Double, db: any SQLDatabase) async throws {
+    func storeHeader(_ header: GatewayCheckpointHeader, version: Int, sequence: Int?, gatewayID: String, now: Double, db: any SQLDatabase) async throws {
         let state = try Self.json(header)
         let sequenceUpdate = sequence.map { SQLQueryString(", last_sequence = \(bind: $0)") } ?? ""
         try await db.raw("""
@@ -186,7 +135,7 @@ public final class IngestService: Sendable {
 
     // MARK: Beacon rows
 
-    private func load(gatewayID: String, header: String, db: any SQLDatabase) async throws -> GatewayMonitor {
+    func load(gatewayID: String, header: String, db: any SQLDatabase) async throws -> GatewayMonitor {
         fullLoadCount.withLock { $0 += 1 }
         let decoder = JSONDecoder()
         let savedHeader = try decoder.decode(GatewayCheckpointHeader.self, from: Data(header.utf8))
@@ -196,7 +145,7 @@ public final class IngestService: Sendable {
     }
 
     /// Deletes forgotten beacons' rows, then upserts the changed ones; returns the rows touched.
-    private func storeBeacons(_ saved: EngineChanges, gatewayID: String, db: any SQLDatabase) async throws -> Int {
+    func storeBeacons(_ saved: EngineChanges, gatewayID: String, db: any SQLDatabase) async throws -> Int {
         let chunk = 500
         for start in stride(from: 0, to: saved.forgotten.count, by: chunk) {
             let keys = saved.forgotten[start..<min(start + chunk, saved.forgotten.count)].map(Self.rowKey)
@@ -230,7 +179,7 @@ public final class IngestService: Sendable {
     /// form is made from the engine's.
     /// A device's enter events carry the message of the day that applies now (Apps/), stored
     /// with the row so every feed and a later read show the same one.
-    private func storeEvents(_ changes: [GatewayMonitor.Change], gatewayID: String, forDevice: Bool, now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
+    func storeEvents(_ changes: [GatewayMonitor.Change], gatewayID: String, forDevice: Bool, now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
         var events: [StoredEvent] = []
         var resolved: [BeaconIdentity: ResolvedIdentity?] = [:]
         var messages: [BeaconIdentity: DeliveredMessage?] = [:]
@@ -250,14 +199,10 @@ public final class IngestService: Sendable {
                 }
                 message = messages[change.identity] ?? nil
             }
-            guard let inserted = try await db.raw("""
-                INSERT INTO region_events (gateway_id, kind, uuid, major, minor, site_id, label, time, recorded_at, message)
-                VALUES (\(bind: gatewayID), \(bind: change.transition.rawValue), \(bind: change.identity.uuid.uuidString),
-                        \(bind: Int(change.identity.major)), \(bind: Int(change.identity.minor)), \(bind: meaning?.siteID),
-                        \(bind: label), \(bind: change.time), \(bind: now), \(bind: try message.map(ProximaJSON.text)))
-                RETURNING id
-                """).first() else { continue }
-            var event = try StoredEvent(id: try inserted.int("id"), gatewayID: gatewayID, siteID: meaning?.siteID, label: label,
+            let row = EventRow(gatewayID: gatewayID, kind: change.transition.rawValue, identity: change.identity, siteID: meaning?.siteID,
+                               label: label, time: change.time, recordedAt: now, message: try message.map(ProximaJSON.text))
+            guard let id = try await row.insert(db: db) else { continue }
+            var event = try StoredEvent(id: id, gatewayID: gatewayID, siteID: meaning?.siteID, label: label,
                                         transition: change.transition, identity: change.identity, time: change.time)
             event.message = message
             events.append(event)
@@ -265,7 +210,7 @@ public final class IngestService: Sendable {
         return events
     }
 
-    private func storeReadings(_ readings: [GatewayMonitor.Reading], gatewayID: String, db: any SQLDatabase) async throws {
+    func storeReadings(_ readings: [GatewayMonitor.Reading], gatewayID: String, db: any SQLDatabase) async throws {
         guard !readings.isEmpty else { return }
         var insert = db.insert(into: "ranging_state")
             .columns("gateway_id", "uuid", "major", "minor", "rssi", "distance", "proximity", "time")

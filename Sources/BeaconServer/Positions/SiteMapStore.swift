@@ -94,14 +94,10 @@ extension Store {
             var identity: BeaconIdentity?
             if case .beacon(let beacon) = change.subject { identity = beacon }
             let kind: RoomOccurrence.Kind = change.kind == .enter ? .roomEnter : .roomExit
-            guard let inserted = try await db.raw("""
-                INSERT INTO region_events (gateway_id, kind, uuid, major, minor, site_id, label, time, recorded_at, room, subject_kind, subject)
-                VALUES (\(bind: gatewayID), \(bind: kind.rawValue), \(bind: identity?.uuid.uuidString ?? ""),
-                        \(bind: Int(identity?.major ?? 0)), \(bind: Int(identity?.minor ?? 0)), \(bind: siteID),
-                        \(bind: label), \(bind: change.time), \(bind: now), \(bind: change.room), \(bind: change.subject.kind), \(bind: change.subject.name))
-                RETURNING id
-                """).first() else { continue }
-            events.append(StoredEvent(id: try inserted.int("id"), gatewayID: gatewayID, siteID: siteID, label: label,
+            let row = EventRow(gatewayID: gatewayID, kind: kind.rawValue, identity: identity, siteID: siteID, label: label, time: change.time,
+                               recordedAt: now, room: change.room, subjectKind: change.subject.kind, subject: change.subject.name)
+            guard let id = try await row.insert(db: db) else { continue }
+            events.append(StoredEvent(id: id, gatewayID: gatewayID, siteID: siteID, label: label,
                                       occurrence: .room(RoomOccurrence(kind: kind, time: change.time, room: change.room,
                                                                        subject: RoomOccurrence.Subject(change.subject)))))
         }

@@ -92,24 +92,37 @@ extension Store {
                                 currentPeriod: period.number(at: now), nextChangeAt: period.start(of: period.number(at: now) + 1))
     }
 
-    /// Every rotating beacon with its key opened; the resolver's index is built from these.
-    func rotatingBeacons(secret: ServerSecret) async throws -> [RotatingBeacon] {
-        let rows = try await database.read { db in
-            try await db.raw("""
-                SELECT r.beacon_id, r.sealed_key, r.period_seconds, b.uuid, b.major, b.minor
-                FROM beacon_rotations r JOIN beacons b ON b.id = r.beacon_id
-                """).all()
-        }
+    /// Every rotation key as stored (sealed), with its beacon's registered identity: part of the
+    /// registry snapshot, opened by the resolver that holds the secret.
+    static func sealedRotations(db: any SQLDatabase) async throws -> [SealedRotation] {
+        let rows = try await db.raw("""
+            SELECT r.beacon_id, r.sealed_key, r.period_seconds, b.uuid, b.major, b.minor
+            FROM beacon_rotations r JOIN beacons b ON b.id = r.beacon_id
+            """).all()
         return try rows.map { row in
             let beaconID = try row.int("beacon_id")
             guard let uuid = UUID(uuidString: try row.string("uuid")), let box = Data(base64Encoded: try row.string("sealed_key")) else {
                 throw RegistryError(.invalid, field: "sealed_key", "stored rotation of beacon \(beaconID) is unreadable")
             }
-            let key = try RotationKey(bytes: try secret.open(box, context: Self.rotationContext(beaconID: beaconID)), field: "sealed_key")
-            let period = try RotationPeriod(seconds: try row.int("period_seconds"), field: "period_seconds")
-            return RotatingBeacon(beaconID: beaconID,
-                                  registered: BeaconIdentity(uuid: uuid, major: try row.uint16("major"), minor: try row.uint16("minor")),
-                                  rotating: RotatingIdentity(uuid: uuid, key: key, period: period))
+            return SealedRotation(beaconID: beaconID, sealedKey: box, periodSeconds: try row.int("period_seconds"),
+                                  registered: BeaconIdentity(uuid: uuid, major: try row.uint16("major"), minor: try row.uint16("minor")))
         }
     }
+}
+
+/// A rotating beacon's key as the database keeps it: sealed with the server's secret.
+struct SealedRotation: Sendable, Hashable {
+    var beaconID: Int
+    var sealedKey: Data
+    var periodSeconds: Int
+    var registered: BeaconIdentity
+
+    /// The key opened with `secret`, ready for the resolver's index.
+    func opened(with secret: ServerSecret) throws -> RotatingBeacon {
+        let key = try RotationKey(bytes: try secret.open(sealedKey, context: Store.rotationContext(beaconID: beaconID)), field: "sealed_key")
+        let period = try RotationPeriod(seconds: periodSeconds, field: "period_seconds")
+        return RotatingBeacon(beaconID: beaconID, registered: registered,
+                              rotating: RotatingIdentity(uuid: registered.uuid, key: key, period: period))
+    }
+
 }

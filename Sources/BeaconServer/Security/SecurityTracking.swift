@@ -2,6 +2,7 @@ import BeaconFleet
 import BeaconKit
 import BeaconSecurity
 import Foundation
+import SQLKit
 import Synchronization
 
 /// The server's side of spoof and replay detection (docs/security.md, "In the server"): one
@@ -12,15 +13,13 @@ import Synchronization
 ///
 /// The detectors live in this instance's memory: at most `siteLimit` of them (the least recently
 /// fed is dropped), each bounded by its ``SecuritySettings`` capacities. The sites are built from
-/// the registry when it changed on this instance, and at least every `registryRefresh` seconds;
-/// a rebuilt site keeps its detector's learnt state unless the site's beacons or gateways changed.
+/// each newer registry snapshot (``RegistrySnapshots``).
 public final class SecurityTracking: Sendable {
     public let settings: SecuritySettings
     public let siteLimit: Int
     /// Seconds without a new raise after which an open alert is cleared. Longer than the
     /// detector's holdoff, so a continuing attack (raised again every holdoff) stays open.
     public let quietPeriod: Double
-    public let registryRefresh: Double
     /// Most open alerts remembered for clearing; past it the oldest is left open for an operator.
     static let openLimit = 10_000
     let clock: @Sendable () -> Double
@@ -30,8 +29,8 @@ public final class SecurityTracking: Sendable {
 
     private struct State: Sendable {
         var registry = SecurityRegistry()
-        var loadedAt: Double?
-        var stale = true
+        var appliedGeneration = 0
+        var appliedRows = AppliedOutboxRows()
         var detectors: [Int: SiteDetector] = [:]
         var open: [OpenKey: OpenAlert] = [:]
     }
@@ -53,11 +52,10 @@ public final class SecurityTracking: Sendable {
     }
 
     public init(settings: SecuritySettings = SecurityTracking.serverSettings, siteLimit: Int = 64, quietPeriod: Double = 900,
-                registryRefresh: Double = 60, clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.settings = settings
         self.siteLimit = max(1, siteLimit)
         self.quietPeriod = max(settings.alertHoldoff * 2, quietPeriod)
-        self.registryRefresh = registryRefresh
         self.clock = clock
         state = Mutex(State())
     }
@@ -71,11 +69,6 @@ public final class SecurityTracking: Sendable {
         return settings
     }
 
-    /// The registry changed on this instance: build the sites again before the next batch.
-    public func registryChanged() {
-        state.withLock { $0.stale = true }
-    }
-
     /// Sites with a detector, and each detector's remembered identities, receivers, pairs and
     /// phones, for tests and metrics.
     public var trackedCounts: [Int: (identities: Int, receivers: Int, pairs: Int, raised: Int, phones: Int)] {
@@ -84,31 +77,35 @@ public final class SecurityTracking: Sendable {
 
     public var openAlertCount: Int { state.withLock { $0.open.count } }
 
-    private func refreshRegistry(store: Store, force: Bool) async throws {
-        let now = clock()
-        let due = state.withLock { state in
-            force || state.stale || state.loadedAt.map { now - $0 >= registryRefresh } ?? true
-        }
-        guard due else { return }
-        let registry = try await store.database.read { db in try await SecurityRegistry.load(db: db, settings: self.settings) }
+    /// Whether the checks know `identity` as a deployed beacon of a site (for tests).
+    func knows(_ identity: BeaconIdentity) -> Bool { state.withLock { $0.registry.beaconPlaces[identity] != nil } }
+
+    /// Builds the sites from a newer registry snapshot; a detector keeps its learnt state unless
+    /// its site's beacons or gateways changed. An older or the same snapshot is ignored.
+    func apply(_ snapshot: RegistrySnapshot) throws {
+        guard snapshot.generation > state.withLock({ $0.appliedGeneration }) else { return }
+        let registry = try SecurityRegistry(snapshot.fleet, settings: settings)
         state.withLock { state in
+            guard snapshot.generation > state.appliedGeneration else { return }
             for siteID in Array(state.detectors.keys) {
                 if let site = registry.sites[siteID] { state.detectors[siteID]?.detector.update(site: site) } else {
                     state.detectors.removeValue(forKey: siteID)
                 }
             }
             state.registry = registry
-            state.loadedAt = now
-            state.stale = false
+            state.appliedGeneration = snapshot.generation
         }
     }
 
     /// Checks an accepted batch's sightings with the server's arrival time and stores what they
     /// raised. Gateways without a site are checked by no detector.
-    func observe(gatewayID: String, sightings: [Sighting], serverTime: Double, store: Store) async throws -> [StoredEvent] {
-        let known = state.withLock { $0.registry.gateways[gatewayID] != nil }
-        try await refreshRegistry(store: store, force: !known)
+    /// What it raises and clears is stored through `db`, in the caller's transaction.
+    func observe(gatewayID: String, sightings: [Sighting], serverTime: Double, registry snapshot: RegistrySnapshot,
+                 outboxID: Int? = nil, db: any SQLDatabase) async throws -> [StoredEvent] {
+        try apply(snapshot)
         let raised = state.withLock { state -> [SecurityAlert] in
+            // A row retried after its store failed was already checked.
+            guard state.appliedRows.insert(outboxID) else { return [] }
             guard let gateway = state.registry.gateways[gatewayID], let siteID = gateway.siteID, let site = state.registry.sites[siteID] else { return [] }
             if state.detectors[siteID] == nil, state.detectors.count >= siteLimit,
                let coldest = state.detectors.min(by: { $0.value.lastFed < $1.value.lastFed })?.key {
@@ -126,13 +123,13 @@ public final class SecurityTracking: Sendable {
             state.detectors[siteID] = entry
             return alerts
         }
-        let cleared = try await clearQuiet(store: store)
+        let cleared = try await clearQuiet(db: db)
         guard !raised.isEmpty else { return cleared }
-        return try await record(raised: raised, gatewayID: gatewayID, store: store) + cleared
+        return try await record(raised: raised, gatewayID: gatewayID, db: db) + cleared
     }
 
-    private func record(raised: [SecurityAlert], gatewayID: String, store: Store) async throws -> [StoredEvent] {
-        try await storeTransitions(store: store) { state in
+    private func record(raised: [SecurityAlert], gatewayID: String, db: any SQLDatabase) async throws -> [StoredEvent] {
+        try await storeTransitions(db: db) { state in
             var opened: [(FleetTransition, FleetSubjectPlace)] = []
             for alert in raised {
                 let subject: FleetSubject = alert.identity.map { .beacon($0) } ?? .gateway(alert.receivers.first ?? "")
@@ -155,11 +152,10 @@ public final class SecurityTracking: Sendable {
 
     /// Clears every open alert not raised again for `quietPeriod` seconds of the server's clock.
     /// Runs after each batch and once a second from the fleet service, so it clears with no traffic.
-    func clearQuiet(store: Store) async throws -> [StoredEvent] {
+    func clearQuiet(db: any SQLDatabase) async throws -> [StoredEvent] {
+        guard hasQuietAlerts else { return [] }
         let now = clock()
-        let anyDue = state.withLock { state in state.open.values.contains { now - $0.lastRaised >= quietPeriod } }
-        guard anyDue else { return [] }
-        return try await storeTransitions(store: store) { state in
+        return try await storeTransitions(db: db) { state in
             let due = state.open.filter { now - $0.value.lastRaised >= quietPeriod }
             for key in due.keys { state.open.removeValue(forKey: key) }
             return due.sorted { $0.value.lastRaised < $1.value.lastRaised }.map { key, open in
@@ -169,13 +165,20 @@ public final class SecurityTracking: Sendable {
         }
     }
 
+    /// Whether an open alert went quiet for `quietPeriod` and is due to be cleared.
+    var hasQuietAlerts: Bool {
+        let now = clock()
+        return state.withLock { state in state.open.values.contains { now - $0.lastRaised >= quietPeriod } }
+    }
+
     /// Changes the open alerts and stores the transitions that makes, one caller at a time, so
-    /// the events are stored in the order the changes were decided.
-    private func storeTransitions(store: Store, _ change: @Sendable (inout State) -> [(FleetTransition, FleetSubjectPlace)]) async throws -> [StoredEvent] {
+    /// the events are stored in the order the changes were decided. Callers hold a transaction
+    /// (`db`) before this lock, never the other way round.
+    private func storeTransitions(db: any SQLDatabase, _ change: @Sendable (inout State) -> [(FleetTransition, FleetSubjectPlace)]) async throws -> [StoredEvent] {
         await storing.lock()
         do {
             let transitions = state.withLock { state in change(&state) }
-            let events = try await persist(transitions, store: store)
+            let events = try await persist(transitions, db: db)
             await storing.unlock()
             return events
         } catch {
@@ -184,15 +187,12 @@ public final class SecurityTracking: Sendable {
         }
     }
 
-    private func persist(_ transitions: [(FleetTransition, FleetSubjectPlace)], store: Store) async throws -> [StoredEvent] {
+    private func persist(_ transitions: [(FleetTransition, FleetSubjectPlace)], db: any SQLDatabase) async throws -> [StoredEvent] {
         guard !transitions.isEmpty else { return [] }
         let places = Dictionary(transitions.map { ($0.0.subject, $0.1) }, uniquingKeysWith: { first, _ in first })
-        let now = clock()
-        return try await store.database.transaction { db in
-            try await Store.storeFleetTransitions(transitions.map(\.0), place: { subject in
-                places[subject] ?? FleetSubjectPlace(siteID: nil, label: subject.description, gatewayID: "")
-            }, now: now, db: db)
-        }
+        return try await Store.storeFleetTransitions(transitions.map(\.0), place: { subject in
+            places[subject] ?? FleetSubjectPlace(siteID: nil, label: subject.description, gatewayID: "")
+        }, now: clock(), db: db)
     }
 }
 

@@ -1,0 +1,131 @@
+import BeaconGateway
+import BeaconKit
+import DequeModule
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import SQLKit
+
+/// The durable record of a batch's after-commit work: one row written in the batch's own
+/// transaction, holding what after-commit observers need (the resolved sightings, replays, the
+/// server's time) and one mark per observer still to run. An observer clears its mark in the
+/// transaction in which it stores its events, so a failure or a crash after the batch
+/// committed loses nothing (the row stays and is retried) and doubles nothing (a cleared mark is
+/// never run again). The row is deleted with its last mark.
+enum BatchOutbox {
+    static let migration = Migrations.Migration(version: 20, name: "batch outbox") { dialect in
+        [
+            """
+            CREATE TABLE batch_outbox (id \(Migrations.serialKey(dialect)), gateway_id TEXT NOT NULL,
+              server_time DOUBLE PRECISION NOT NULL, keeps_positions BIGINT NOT NULL, sightings TEXT NOT NULL,
+              replays TEXT NOT NULL, pending TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)
+            """,
+        ]
+    }
+
+    /// A row read back for a retry.
+    struct Row: Sendable {
+        var id: Int
+        var batch: ObservedBatch
+        var pending: [String]
+    }
+
+    /// Writes the batch's row with a mark per observer; returns its id.
+    static func insert(_ batch: ObservedBatch, observers: [String], db: any SQLDatabase) async throws -> Int {
+        let sightings = try encode(batch.sightings)
+        let replays = String(decoding: try JSONEncoder().encode(batch.replays), as: UTF8.self)
+        guard let row = try await db.raw("""
+            INSERT INTO batch_outbox (gateway_id, server_time, keeps_positions, sightings, replays, pending, created_at)
+            VALUES (\(bind: batch.gatewayID), \(bind: batch.serverTime), \(bind: batch.keepsPositions ? 1 : 0), \(bind: sightings),
+                    \(bind: replays), \(bind: observers.joined(separator: ",")), \(bind: batch.serverTime))
+            RETURNING id
+            """).first() else {
+            throw RegistryError(.invalid, field: "batch_outbox", "the database returned no id for the batch's outbox row")
+        }
+        return try row.int("id")
+    }
+
+    /// Whether `observer` still has to run for the row; on PostgreSQL the row is locked until the
+    /// transaction ends, so two instances retrying the same row run the observer once.
+    static func isPending(_ id: Int, observer: String, lockSuffix: String, db: any SQLDatabase) async throws -> Bool {
+        let select = SQLQueryString("SELECT pending FROM batch_outbox WHERE id = \(bind: id)") + SQLQueryString(lockSuffix)
+        guard let row = try await db.raw(select).first() else { return false }
+        return try marks(row.string("pending")).contains(observer)
+    }
+
+    /// Clears the observer's mark, deleting the row with its last one.
+    static func clear(_ id: Int, observer: String, db: any SQLDatabase) async throws {
+        guard let row = try await db.raw("SELECT pending FROM batch_outbox WHERE id = \(bind: id)").first() else { return }
+        let left = try marks(row.string("pending")).filter { $0 != observer }
+        if left.isEmpty {
+            try await db.raw("DELETE FROM batch_outbox WHERE id = \(bind: id)").run()
+        } else {
+            try await db.raw("UPDATE batch_outbox SET pending = \(bind: left.joined(separator: ",")) WHERE id = \(bind: id)").run()
+        }
+    }
+
+    /// The oldest rows written before `time` (server clock), at most `limit`.
+    static func due(before time: Double, limit: Int, db: any SQLDatabase) async throws -> [Row] {
+        let rows = try await db.raw("""
+            SELECT id, gateway_id, server_time, keeps_positions, sightings, replays, pending FROM batch_outbox
+            WHERE created_at < \(bind: time) ORDER BY id LIMIT \(bind: limit)
+            """).all()
+        return try rows.map { row in
+            let batch = ObservedBatch(gatewayID: try row.string("gateway_id"), sightings: try decode(try row.string("sightings")),
+                                      serverTime: try row.double("server_time"), keepsPositions: try row.int("keeps_positions") != 0,
+                                      replays: try JSONDecoder().decode([RotationReplay].self, from: Data(try row.string("replays").utf8)))
+            return Row(id: try row.int("id"), batch: batch, pending: marks(try row.string("pending")))
+        }
+    }
+
+    /// Rows still waiting (for `/metrics` and tests).
+    static func count(db: any SQLDatabase) async throws -> Int {
+        try await db.raw("SELECT COUNT(*) AS n FROM batch_outbox").first()?.int("n") ?? 0
+    }
+
+    private static func marks(_ text: String) -> [String] {
+        text.split(separator: ",").map(String.init)
+    }
+
+    // MARK: The sightings' form: the compact batch encoding, or JSON for what it cannot carry.
+
+    static func encode(_ sightings: [Sighting]) throws -> String {
+        let batch = SightingBatch(sequence: nil, sightings: sightings)
+        if let compact = try? CompactSightingBatch.encode(batch) {
+            return "c:" + Data(buffer: compact).base64EncodedString()
+        }
+        return "j:" + String(decoding: try JSONEncoder().encode(batch), as: UTF8.self)
+    }
+
+    static func decode(_ text: String) throws -> [Sighting] {
+        let body = text.dropFirst(2)
+        if text.hasPrefix("c:"), let data = Data(base64Encoded: String(body)) {
+            return try CompactSightingBatch.decode(ByteBuffer(data: data), limits: .init(maxSightings: .max)).sightings
+        }
+        if text.hasPrefix("j:") {
+            return try JSONDecoder().decode(SightingBatch.self, from: Data(body.utf8)).sightings
+        }
+        throw RegistryError(.invalid, field: "batch_outbox.sightings", "expected a 'c:' or 'j:' payload, found '\(text.prefix(8))'")
+    }
+}
+
+/// The outbox rows an observer already applied to its memory, so that a row retried after its
+/// store failed is not applied twice. Bounded: the oldest ids are forgotten first.
+struct AppliedOutboxRows: Sendable {
+    private var order = Deque<Int>()
+    private var members = Set<Int>()
+    let capacity: Int
+
+    init(capacity: Int = 4_096) {
+        self.capacity = capacity
+    }
+
+    /// True the first time `id` is seen (nil, a batch without a row, is always new).
+    mutating func insert(_ id: Int?) -> Bool {
+        guard let id else { return true }
+        guard members.insert(id).inserted else { return false }
+        order.append(id)
+        if order.count > capacity, let oldest = order.popFirst() { members.remove(oldest) }
+        return true
+    }
+}

@@ -99,7 +99,10 @@ struct RegistrySnapshotTests {
     }
 
     @Test func uploadsAndApplicationPostsDoNotReloadTheRegistryButARegistryWriteDoes() async throws {
-        try await RouterHarness.with { harness, client in
+        var configuration = ServerConfiguration()
+        configuration.batchesPerSecond = 1_000_000
+        configuration.batchBurst = 1_000_000
+        try await RouterHarness.with(configuration: configuration) { harness, client in
             let server = harness.server
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway),
                                      body: try harness.batchBody([harness.sighting(RouterHarness.now - 1)], sequence: 1)) { response in
@@ -108,7 +111,7 @@ struct RegistrySnapshotTests {
             let afterFirstBatch = server.ingestion.registry.loads
             #expect(afterFirstBatch == 1)
             let upload = ByteBuffer(bytes: AprilBrotherIngestTests.messagePack([AprilBrotherIngestTests.defaultUUIDFrame]))
-            for _ in 0..<20 {
+            for _ in 0..<1_000 {
                 try await client.execute(uri: "/v1/gateways/april-brother", method: .post,
                                          headers: harness.headers(.gateway, contentType: "application/msgpack"), body: upload) { response in
                     #expect(response.status == .accepted, "\(response.text)")

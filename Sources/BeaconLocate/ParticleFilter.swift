@@ -81,6 +81,10 @@ public struct ParticleFilter: Sendable, Hashable {
     /// Times the cloud's fix fell far outside the beacons heard (or its weights collapsed) and
     /// the whole cloud was redrawn around the recovery hint.
     public private(set) var reseeds = 0
+    /// With ``GainHandling/unknown``: the receiver's offset from the model (gain and common
+    /// power error) learnt online from the scans' median residual at each fix, nil before the
+    /// first scan with two readings.
+    public private(set) var gainEstimate: Double?
 
     public init(anchors: AnchorSet, walls: [MapWall] = [], configuration: Configuration = Configuration()) {
         self.anchors = anchors
@@ -130,6 +134,7 @@ public struct ParticleFilter: Sendable, Hashable {
             _ = weigh(readings, hint: positionHint)
             fix = estimate()
         }
+        learnGain(readings, at: fix.position)
         resampleIfDegenerate()
         return fix
     }
@@ -263,10 +268,38 @@ public struct ParticleFilter: Sendable, Hashable {
             residuals.append(reading.rssi - anchors.model.expectedRSSI(power: anchors.powers[reading.beacon], squaredDistance: dx * dx + dy * dy)
                 + anchors.wallLoss(x, y, reading.beacon))
         }
-        let offset = configuration.gain == .unknown ? Self.median(&residuals) : 0
+        let offset = configuration.gain == .unknown ? blendedOffset(median: Self.median(&residuals), readings: residuals.count) : 0
         var total = 0.0
         for r in residuals { total -= log1p((r - offset) * (r - offset) * inverseScale2) }
         return total
+    }
+
+    /// Readings' worth of weight the online gain estimate has beside a scan's own median: a scan
+    /// of one or two beacons says little of the offset by itself (UCI: two scans in three hear
+    /// one beacon), and with the estimate its level still places the particles.
+    static let gainEstimateWeight = 2.0
+    static let gainLearningRate = 0.1
+
+    /// The offset a particle's residuals are taken less of: the scan's median residual there,
+    /// drawn towards the receiver's learnt offset.
+    @inline(__always)
+    private func blendedOffset(median: Double, readings: Int) -> Double {
+        guard let gainEstimate else { return median }
+        let count = Double(readings)
+        return (count * median + Self.gainEstimateWeight * gainEstimate) / (count + Self.gainEstimateWeight)
+    }
+
+    /// Learns the receiver's offset from a scan's median residual at the fix (scans of two or
+    /// more readings: one reading's residual is the fix's own error as much as the gain).
+    private mutating func learnGain(_ readings: [Reading], at fix: Position) {
+        guard configuration.gain == .unknown, readings.count >= 2 else { return }
+        var residuals = readings.map { reading -> Double in
+            let dx = fix.x - anchors.xs[reading.beacon], dy = fix.y - anchors.ys[reading.beacon]
+            return reading.rssi - anchors.model.expectedRSSI(power: anchors.powers[reading.beacon], squaredDistance: dx * dx + dy * dy)
+                + anchors.wallLoss(fix.x, fix.y, reading.beacon)
+        }
+        let median = Self.median(&residuals)
+        gainEstimate = gainEstimate.map { $0 + Self.gainLearningRate * (median - $0) } ?? median
     }
 
     /// The median of a few values, sorting them in place (insertion sort: a scan has tens of
@@ -313,7 +346,7 @@ public struct ParticleFilter: Sendable, Hashable {
             }
             if unknownGain {
                 var sorted = residuals
-                let offset = Self.median(&sorted)
+                let offset = blendedOffset(median: Self.median(&sorted), readings: sorted.count)
                 for r in residuals { logLikelihood -= log1p((r - offset) * (r - offset) * inverseScale2) }
             }
             bestScan = max(bestScan, logLikelihood)

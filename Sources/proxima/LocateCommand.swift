@@ -46,7 +46,7 @@ struct Locate: AsyncParsableCommand {
     @Option(help: "centroid, trilateration, fingerprint, particle, or all (with truth: one summary per method).")
     var method: String = "trilateration"
 
-    @Option(help: "calibrated (readings at face value, less each receiver's calibrated gain), unknown (only differences between a scan's readings count: phones nobody calibrated), or auto: calibrated with --calibrate, unknown without.")
+    @Option(help: "calibrated (readings at face value, less each receiver's calibrated gain), unknown (only differences between a scan's readings count: phones nobody calibrated), or auto: unknown without any survey (--survey, the map's, or --split-by's other groups) and without --calibrate, calibrated otherwise.")
     var gain: String = "auto"
 
     @Option(name: .customLong("min-beacons"), help: "Scans of --scans hearing fewer beacons than this are skipped (neither located nor scored).")
@@ -89,7 +89,7 @@ struct Locate: AsyncParsableCommand {
         switch gain {
         case "calibrated": .calibrated
         case "unknown": .unknown
-        default: calibrate ? .calibrated : .unknown
+        default: calibrate || survey != nil || splitBy != nil ? .calibrated : .unknown
         }
     }
 

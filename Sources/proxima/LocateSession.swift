@@ -85,11 +85,15 @@ struct LocateSession {
             for method in options.methods { try printSummary(ErrorSummary(errors: errors[method] ?? []), method: method, unit: unit) }
             return
         }
+        // Trackers see the walk as it happened, whatever order the file lists it in.
+        let walk = scans.allSatisfy { $0.time != nil }
+            ? scans.enumerated().sorted { ($0.element.time!, $0.offset) < ($1.element.time!, $1.offset) }.map(\.element) : scans
+        let gain = options.gain == "auto" && !map.survey.isEmpty ? .calibrated : options.gainHandling
         for method in options.methods {
-            var locator = ScanLocator(method: method, map: map, model: model, survey: surveyPoints, gain: options.gainHandling)
+            var locator = ScanLocator(method: method, map: map, model: model, survey: surveyPoints, gain: gain)
             var errors: [Double] = []
             var roomHits: [Bool] = []
-            for (index, scan) in scans.enumerated() {
+            for (index, scan) in walk.enumerated() {
                 let time = scan.time ?? Double(index)
                 let receiver = scan.receiver ?? "receiver"
                 guard let fix = locator.locate(scan.readings, receiver: receiver, at: time) else { continue }
@@ -156,7 +160,8 @@ struct LocateSession {
         guard let method = options.methods.first, options.methods.count == 1 else {
             throw ValidationError("--method all needs --scans with truth columns")
         }
-        var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints, gain: options.gainHandling),
+        let gain = options.gain == "auto" && !map.survey.isEmpty ? .calibrated : options.gainHandling
+        var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints, gain: gain),
                                       presence: RoomPresence(map: map, receiverGain: model.receiverGain), survey: surveyPoints)
         for try await sighting in try await input.sightings() {
             for output in locator.receive(sighting) { try print(output) }

@@ -143,16 +143,20 @@ public struct ParticleFilter: Sendable, Hashable {
     static let outsideHeardMargin = 3.0
 
     /// A cloud whose weights rest on a handful of particles (effective size under 1 %) or whose
-    /// fix lies more than ``outsideHeardMargin`` outside the box of the beacons it heard has
-    /// lost the receiver: no walk explains it, and resampling alone would keep it there.
+    /// fix lies more than ``outsideHeardMargin`` outside the box of the three or more beacons it
+    /// heard has lost the receiver: no walk explains it, and resampling alone would keep it there.
     private func diverged(_ fix: Fix, readings: [Reading]) -> Bool {
         var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
         for reading in readings {
             minX = min(minX, anchors.xs[reading.beacon]); maxX = max(maxX, anchors.xs[reading.beacon])
             minY = min(minY, anchors.ys[reading.beacon]); maxY = max(maxY, anchors.ys[reading.beacon])
         }
+        // One or two beacons heard say little of where the receiver is not (a weak one is heard
+        // well beyond 3 m): their box only counts when three or more frame it. (On UJI geo's
+        // scans of one or two beacons a box of twice the margin still took the median from
+        // 1.85 m to 2.19 m.)
         let margin = Self.outsideHeardMargin
-        if fix.position.x < minX - margin || fix.position.x > maxX + margin || fix.position.y < minY - margin || fix.position.y > maxY + margin {
+        if readings.count >= 3, fix.position.x < minX - margin || fix.position.x > maxX + margin || fix.position.y < minY - margin || fix.position.y > maxY + margin {
             return true
         }
         var total = 0.0, squares = 0.0

@@ -41,30 +41,55 @@ public struct AnchorSet: Sendable, Hashable {
     }
 }
 
-/// The baseline: the mean of the heard beacons' positions, each weighted by the inverse of the
-/// distance its RSSI implies, so nearer beacons pull harder.
+/// The mean of the heard beacons' positions, each weighted by the distance its RSSI implies, so
+/// nearer beacons pull harder.
+///
+/// By default every heard beacon counts with weight 1/d (the project's first baseline). With
+/// `strongest` set, only that many of the strongest readings count, weighted by 1/d² of the
+/// model's slant distance, i.e. `10^((rssi − power)/(5·n))`: a receiver's unknown gain scales
+/// every weight alike and so cancels, and far beacons, whose RSSI says least about distance, drop
+/// out (the textbook top-k weighted centroid; with n = 2 and equal powers it is exactly the
+/// `10^(RSSI/10)`-weighted centroid of the k strongest).
 public struct WeightedCentroid: Sendable, Hashable {
     public let anchors: AnchorSet
+    /// How many of the strongest readings count (nil: all, weighted 1/d).
+    public let strongest: Int?
 
-    public init(anchors: AnchorSet) { self.anchors = anchors }
+    /// The k of ``init(anchors:strongest:)`` that real data favours (UJI, UCI: docs/locate.md).
+    public static let defaultStrongest = 4
+
+    public init(anchors: AnchorSet, strongest: Int? = nil) {
+        self.anchors = anchors
+        self.strongest = strongest.map { max(1, $0) }
+    }
+
+    private func weight(_ reading: Reading) -> Double {
+        if strongest != nil {
+            return pow(10, (reading.rssi - anchors.powers[reading.beacon]) / (5 * anchors.model.exponent))
+        }
+        let distance = anchors.model.distance(rssi: reading.rssi, power: anchors.powers[reading.beacon])
+        return 1 / max(0.5, distance)
+    }
 
     public func locate(_ readings: [Reading]) -> Fix? {
+        let chosen = strongest.map { count in
+            Array(readings.sorted { ($0.rssi - anchors.powers[$0.beacon], $1.beacon) > ($1.rssi - anchors.powers[$1.beacon], $0.beacon) }.prefix(count))
+        } ?? readings
         var sumWeight = 0.0, sumX = 0.0, sumY = 0.0
-        for reading in readings {
-            let distance = anchors.model.distance(rssi: reading.rssi, power: anchors.powers[reading.beacon])
-            let weight = 1 / max(0.5, distance)
+        for reading in chosen {
+            let weight = weight(reading)
             sumWeight += weight
             sumX += weight * anchors.xs[reading.beacon]
             sumY += weight * anchors.ys[reading.beacon]
         }
-        guard sumWeight > 0 else { return nil }
+        guard sumWeight > 0, sumWeight.isFinite else { return nil }
         let centre = Position(x: sumX / sumWeight, y: sumY / sumWeight)
         // The spread of the contributing anchors, plus the distance the strongest one implies:
         // one heard beacon only says "somewhere around it".
         var spread = 0.0, nearest = Double.infinity
-        for reading in readings {
+        for reading in chosen {
             let distance = anchors.model.distance(rssi: reading.rssi, power: anchors.powers[reading.beacon])
-            let weight = 1 / max(0.5, distance)
+            let weight = weight(reading)
             let dx = anchors.xs[reading.beacon] - centre.x, dy = anchors.ys[reading.beacon] - centre.y
             spread += weight * (dx * dx + dy * dy)
             nearest = min(nearest, distance)
@@ -72,4 +97,15 @@ public struct WeightedCentroid: Sendable, Hashable {
         let radius = (spread / sumWeight + nearest * nearest).squareRoot()
         return Fix(position: centre, uncertainty: radius, method: .centroid)
     }
+}
+
+/// How the estimators treat the receiver's gain (and the beacons' common power offset).
+public enum GainHandling: String, Sendable, Hashable, Codable {
+    /// The readings are taken at face value once the calibrated gain is taken off: the model's
+    /// absolute RSSI counts (the right choice after a survey fitted the receiver).
+    case calibrated
+    /// The receiver's gain is unknown: only differences between a scan's readings count. The
+    /// centroid keeps the strongest beacons (weights are relative), trilateration and the particle
+    /// filter fit a common offset per scan (per particle) and score what is left.
+    case unknown
 }

@@ -17,15 +17,50 @@ public struct ParticleFilter: Sendable, Hashable {
         /// The user's body, for a receiver a person carries: each particle then also guesses
         /// the person's heading, and beacons behind it are expected weaker (``BodyShadow``).
         public var body: BodyShadow?
+        /// ``GainHandling/unknown``: each particle is scored on the scan's readings less their
+        /// median residual there, so a receiver's gain (or the beacons' common power error)
+        /// costs nothing; only the differences between beacons place the cloud.
+        public var gain: GainHandling
+        /// The share of particles that stand (nearly) still at each step (a quarter of the
+        /// walking spread): people pause, and a cloud that can only walk blurs every pause.
+        public var stillFraction: Double
+        /// Nats by which the recovery hint must explain a scan better than the best particle,
+        /// two scans in a row, for the cloud to count as lost (``lostMargin`` by default).
+        public var lostMargin: Double
+        /// The spread (m) of the particles redrawn around the recovery hint; nil: the hint's own
+        /// uncertainty (at least 1 m).
+        public var recoveryRadius: Double?
+        /// Whether a cloud whose fix leaves the beacons heard, or whose weights collapse, is
+        /// redrawn whole around the recovery hint (``ParticleFilter/reseeds``).
+        public var reseedsWhenDiverged: Bool
 
         public static let defaultParticles = 1000
+        /// The share of particles standing still in ``uncalibrated(particles:seed:body:)``: on UCI's
+        /// survey walk 80 % of consecutive scans are in the same cell, and people at a venue
+        /// mostly stand or sit.
+        public static let pausingShare = 0.8
 
-        public init(particles: Int = Self.defaultParticles, walkingSpeed: Double = 1.2, lossScale: Double = 5, seed: UInt64 = 1, body: BodyShadow? = nil) {
+        public init(particles: Int = Self.defaultParticles, walkingSpeed: Double = 1.2, lossScale: Double = 5, seed: UInt64 = 1, body: BodyShadow? = nil,
+                    gain: GainHandling = .calibrated, stillFraction: Double = 0, lostMargin: Double = ParticleFilter.lostMargin, recoveryRadius: Double? = nil,
+                    reseedsWhenDiverged: Bool = false) {
             self.particles = max(1, particles)
             self.walkingSpeed = walkingSpeed
             self.lossScale = lossScale
             self.seed = seed
             self.body = body
+            self.gain = gain
+            self.stillFraction = min(1, max(0, stillFraction))
+            self.lostMargin = lostMargin
+            self.recoveryRadius = recoveryRadius
+            self.reseedsWhenDiverged = reseedsWhenDiverged
+        }
+
+        /// For a receiver nobody calibrated (no survey, a phone of unknown gain): gain-free
+        /// scoring, pauses, and a cloud that counts as lost once a robust fix (the strongest-four
+        /// centroid) explains two scans in a row by 1 nat more than its best particle.
+        public static func uncalibrated(particles: Int = Self.defaultParticles, seed: UInt64 = 1, body: BodyShadow? = nil) -> Configuration {
+            Configuration(particles: particles, seed: seed, body: body, gain: .unknown, stillFraction: Self.pausingShare, lostMargin: 1, recoveryRadius: 1.5,
+                          reseedsWhenDiverged: true)
         }
     }
 
@@ -43,6 +78,13 @@ public struct ParticleFilter: Sendable, Hashable {
     private var lostScans = 0
     /// Times the cloud was found lost and half of it redrawn around the hint.
     public private(set) var recoveries = 0
+    /// Times the cloud's fix fell far outside the beacons heard (or its weights collapsed) and
+    /// the whole cloud was redrawn around the recovery hint.
+    public private(set) var reseeds = 0
+    /// With ``GainHandling/unknown``: the receiver's offset from the model (gain and common
+    /// power error) learnt online from the scans' median residual at each fix, nil before the
+    /// first scan with two readings.
+    public private(set) var gainEstimate: Double?
 
     public init(anchors: AnchorSet, walls: [MapWall] = [], configuration: Configuration = Configuration()) {
         self.anchors = anchors
@@ -84,9 +126,45 @@ public struct ParticleFilter: Sendable, Hashable {
         lastTime = time
         let bestScan = weigh(readings, hint: positionHint)
         if let hint = positionHint ?? recoveryHint { recoverIfLost(readings, hint: hint, bestScan: bestScan) }
-        let fix = estimate()
+        var fix = estimate()
+        if configuration.reseedsWhenDiverged, let hint = recoveryHint ?? positionHint, diverged(fix, readings: readings) {
+            // Never report a spot far from every beacon heard: start again where a robust fix is.
+            reseeds += 1
+            scatter(around: hint.position, radius: configuration.recoveryRadius ?? max(1, hint.uncertainty))
+            _ = weigh(readings, hint: positionHint)
+            fix = estimate()
+        }
+        learnGain(readings, at: fix.position)
         resampleIfDegenerate()
         return fix
+    }
+
+    /// Beyond this distance (m) outside the box of the beacons heard, a fix counts as lost.
+    static let outsideHeardMargin = 3.0
+
+    /// A cloud whose weights rest on a handful of particles (effective size under 1 %) or whose
+    /// fix lies more than ``outsideHeardMargin`` outside the box of the three or more beacons it
+    /// heard has lost the receiver: no walk explains it, and resampling alone would keep it there.
+    private func diverged(_ fix: Fix, readings: [Reading]) -> Bool {
+        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        for reading in readings {
+            minX = min(minX, anchors.xs[reading.beacon]); maxX = max(maxX, anchors.xs[reading.beacon])
+            minY = min(minY, anchors.ys[reading.beacon]); maxY = max(maxY, anchors.ys[reading.beacon])
+        }
+        // One or two beacons heard say little of where the receiver is not (a weak one is heard
+        // well beyond 3 m): their box only counts when three or more frame it. (On UJI geo's
+        // scans of one or two beacons a box of twice the margin still took the median from
+        // 1.85 m to 2.19 m.)
+        let margin = Self.outsideHeardMargin
+        if readings.count >= 3, fix.position.x < minX - margin || fix.position.x > maxX + margin || fix.position.y < minY - margin || fix.position.y > maxY + margin {
+            return true
+        }
+        var total = 0.0, squares = 0.0
+        for logWeight in logWeights {
+            let weight = exp(logWeight)
+            total += weight; squares += weight * weight
+        }
+        return total * total < Double(logWeights.count) * 0.01 * squares
     }
 
     private mutating func scatter(around centre: Position, radius: Double) {
@@ -105,8 +183,10 @@ public struct ParticleFilter: Sendable, Hashable {
     /// A step through a wall is drawn again (up to `stepAttempts` times, then the particle
     /// stays): steps come from the walking model restricted to walkable ones, so the cloud still
     /// flows through a door at walking pace instead of piling up against the wall beside it.
-    private mutating func move(sigma: Double) {
+    private mutating func move(sigma walking: Double) {
+        let still = configuration.stillFraction
         for index in xs.indices {
+            let sigma = still > 0 && Double.random(in: 0..<1, using: &generator) < still ? walking * 0.25 : walking
             for _ in 0..<Self.stepAttempts {
                 let (gx, gy) = gaussianPair()
                 let target = onFloor(xs[index] + sigma * gx, ys[index] + sigma * gy)
@@ -155,7 +235,7 @@ public struct ParticleFilter: Sendable, Hashable {
     /// thousand particles near the target is about as good as any single spot, so only a cloud
     /// that is elsewhere (held in a room by its walls while the target walked out) falls this
     /// far behind.
-    static let lostMargin = 3.0
+    public static let lostMargin = 3.0
     static let lostScansBeforeRecovery = 2
 
     /// Redraws the least weighted half of the cloud around `hint` when the cloud has been lost
@@ -164,11 +244,11 @@ public struct ParticleFilter: Sendable, Hashable {
     /// left behind (pinned in the corner nearest the target) does not find its way out alone.
     private mutating func recoverIfLost(_ readings: [Reading], hint: Fix, bestScan: Double) {
         let atHint = scanLogLikelihood(hint.position.x, hint.position.y, readings)
-        lostScans = atHint - bestScan > Self.lostMargin ? lostScans + 1 : 0
+        lostScans = atHint - bestScan > configuration.lostMargin ? lostScans + 1 : 0
         guard lostScans >= Self.lostScansBeforeRecovery else { return }
         lostScans = 0
         recoveries += 1
-        let radius = max(1, hint.uncertainty)
+        let radius = configuration.recoveryRadius ?? max(1, hint.uncertainty)
         let order = logWeights.indices.sorted { logWeights[$0] < logWeights[$1] }
         for index in order.prefix(xs.count / 2) {
             let (gx, gy) = gaussianPair()
@@ -185,14 +265,62 @@ public struct ParticleFilter: Sendable, Hashable {
     /// The scan's log-likelihood at one spot, without a body (the hint's spot has no heading).
     private func scanLogLikelihood(_ x: Double, _ y: Double, _ readings: [Reading]) -> Double {
         let inverseScale2 = 1 / (configuration.lossScale * configuration.lossScale)
-        var total = 0.0
+        var residuals: [Double] = []
+        residuals.reserveCapacity(readings.count)
         for reading in readings {
             let dx = x - anchors.xs[reading.beacon], dy = y - anchors.ys[reading.beacon]
-            let r = reading.rssi - anchors.model.expectedRSSI(power: anchors.powers[reading.beacon], squaredDistance: dx * dx + dy * dy)
-                + anchors.wallLoss(x, y, reading.beacon)
-            total -= log1p(r * r * inverseScale2)
+            residuals.append(reading.rssi - anchors.model.expectedRSSI(power: anchors.powers[reading.beacon], squaredDistance: dx * dx + dy * dy)
+                + anchors.wallLoss(x, y, reading.beacon))
         }
+        let offset = configuration.gain == .unknown ? blendedOffset(median: Self.median(&residuals), readings: residuals.count) : 0
+        var total = 0.0
+        for r in residuals { total -= log1p((r - offset) * (r - offset) * inverseScale2) }
         return total
+    }
+
+    /// Readings' worth of weight the online gain estimate has beside a scan's own median: a scan
+    /// of one or two beacons says little of the offset by itself (UCI: two scans in three hear
+    /// one beacon), and with the estimate its level still places the particles.
+    static let gainEstimateWeight = 2.0
+    static let gainLearningRate = 0.1
+
+    /// The offset a particle's residuals are taken less of: the scan's median residual there,
+    /// drawn towards the receiver's learnt offset.
+    @inline(__always)
+    private func blendedOffset(median: Double, readings: Int) -> Double {
+        guard let gainEstimate else { return median }
+        let count = Double(readings)
+        return (count * median + Self.gainEstimateWeight * gainEstimate) / (count + Self.gainEstimateWeight)
+    }
+
+    /// Learns the receiver's offset from a scan's median residual at the fix (scans of two or
+    /// more readings: one reading's residual is the fix's own error as much as the gain).
+    private mutating func learnGain(_ readings: [Reading], at fix: Position) {
+        guard configuration.gain == .unknown, readings.count >= 2 else { return }
+        var residuals = readings.map { reading -> Double in
+            let dx = fix.x - anchors.xs[reading.beacon], dy = fix.y - anchors.ys[reading.beacon]
+            return reading.rssi - anchors.model.expectedRSSI(power: anchors.powers[reading.beacon], squaredDistance: dx * dx + dy * dy)
+                + anchors.wallLoss(fix.x, fix.y, reading.beacon)
+        }
+        let median = Self.median(&residuals)
+        gainEstimate = gainEstimate.map { $0 + Self.gainLearningRate * (median - $0) } ?? median
+    }
+
+    /// The median of a few values, sorting them in place (insertion sort: a scan has tens of
+    /// readings, and this runs once per particle).
+    static func median(_ values: inout [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        for index in 1..<values.count {
+            let value = values[index]
+            var at = index
+            while at > 0 && values[at - 1] > value {
+                values[at] = values[at - 1]
+                at -= 1
+            }
+            values[at] = value
+        }
+        let middle = values.count / 2
+        return values.count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
     }
 
     /// Weighs every particle by the scan (and the hint); returns the best particle's scan
@@ -205,18 +333,25 @@ public struct ParticleFilter: Sendable, Hashable {
         var largest = -Double.infinity
         let body = headings.isEmpty ? nil : configuration.body
         let cosineLimit = cos(body?.halfAngle ?? 0)
+        let unknownGain = configuration.gain == .unknown
+        var residuals = [Double](repeating: 0, count: unknownGain ? readings.count : 0)
         for index in xs.indices {
             var logLikelihood = 0.0
             // Straight behind the person: the direction opposite the heading.
             let behindX = body == nil ? 0 : -cos(headings[index]), behindY = body == nil ? 0 : -sin(headings[index])
-            for reading in readings {
+            for (position, reading) in readings.enumerated() {
                 let dx = xs[index] - anchors.xs[reading.beacon], dy = ys[index] - anchors.ys[reading.beacon]
                 let squared = dx * dx + dy * dy
                 var r = reading.rssi - (anchors.powers[reading.beacon] - 5 * model.exponent * log10(squared + h2)
                     - anchors.wallLoss(xs[index], ys[index], reading.beacon))
                 // (dx, dy) points from the beacon to the particle, so the beacon lies along −(dx, dy).
                 if let body, squared > 0, -(dx * behindX + dy * behindY) >= cosineLimit * squared.squareRoot() { r += body.loss }
-                logLikelihood -= log1p(r * r * inverseScale2)
+                if unknownGain { residuals[position] = r } else { logLikelihood -= log1p(r * r * inverseScale2) }
+            }
+            if unknownGain {
+                var sorted = residuals
+                let offset = blendedOffset(median: Self.median(&sorted), readings: sorted.count)
+                for r in residuals { logLikelihood -= log1p((r - offset) * (r - offset) * inverseScale2) }
             }
             bestScan = max(bestScan, logLikelihood)
             if let hint {

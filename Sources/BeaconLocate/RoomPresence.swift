@@ -24,8 +24,16 @@ public struct RoomEvent: Sendable, Hashable, Codable {
 /// offsets. The subject moves to another room only when that room beats the current one by
 /// `switchMargin` dB for `dwell` seconds without interruption: hysteresis in level and in time,
 /// so it does not flap between neighbours. A receiver stops counting when it has not heard the
-/// subject for several of the subject's own packet intervals (bounded by `absence`), and when
-/// no receiver counts the subject leaves: no ghost presence for tens of seconds.
+/// subject for several of the subject's own packet intervals (bounded by `absence`).
+///
+/// When no receiver counts any more the subject keeps its room through the silence until
+/// ``silenceBound(of:)``: the silence a subject still present exceeds at most
+/// `silenceFalseExitRate` times an hour, were its packets a Poisson stream at its own reception
+/// rate (`T = m·ln(3600/(m·ε))`, m the smoothed gap between its packets on any receiver), never
+/// less than `absence.lowerBound` nor more than `silenceCeiling`. A carried beacon in a pocket
+/// is heard in bursts: its rate is low, its bound long, and it does not leave its room at every
+/// pause. A subject heard again in another room in the meantime moves there directly (an exit
+/// and an enter at the same time), never through "no room".
 public struct RoomPresence: Sendable, Hashable {
     public struct Configuration: Sendable, Hashable {
         /// Time constant of the RSSI smoothing, seconds.
@@ -36,9 +44,16 @@ public struct RoomPresence: Sendable, Hashable {
         /// the limit is `silentIntervals` times the typical gap between the subject's packets.
         public var absence: ClosedRange<Double>
         public var silentIntervals: Double
+        /// ε of ``RoomPresence/silenceBound(of:)``: false exits per subject-hour allowed.
+        public var silenceFalseExitRate: Double
+        /// The longest silence a room is held through, seconds.
+        public var silenceCeiling: Double
 
         public init(smoothing: Double = 2, switchMargin: Double = 4, dwell: Double = 1.5,
-                    absence: ClosedRange<Double> = 6...15, silentIntervals: Double = 8) {
+                    absence: ClosedRange<Double> = 6...15, silentIntervals: Double = 8,
+                    silenceFalseExitRate: Double = 0.01, silenceCeiling: Double = 120) {
+            self.silenceFalseExitRate = max(1e-9, silenceFalseExitRate)
+            self.silenceCeiling = max(absence.lowerBound, silenceCeiling)
             self.smoothing = smoothing
             self.switchMargin = switchMargin
             self.dwell = dwell
@@ -58,7 +73,14 @@ public struct RoomPresence: Sendable, Hashable {
         var room: String?
         var candidate: String?
         var candidateSince: Double = 0
+        /// The last packet from any receiver, and the smoothed gap between packets.
+        var lastHeard: Double?
+        var meanGap: Double?
+        var gaps = 0
     }
+
+    /// Weight of a new gap in a subject's smoothed gap (the first gaps are averaged equally).
+    static let gapSmoothing = 0.02
 
     public let configuration: Configuration
     /// Receiver name → room name.
@@ -87,6 +109,13 @@ public struct RoomPresence: Sendable, Hashable {
         guard receiverRooms[receiver] != nil, rssi.isFinite else { return [] }
         if subjects[name] == nil && subjects.count >= Self.maximumSubjects { return [] }
         var subject = subjects[name] ?? Subject()
+        if let last = subject.lastHeard {
+            let gap = min(configuration.silenceCeiling, max(0, time - last))
+            subject.gaps += 1
+            let weight = max(Self.gapSmoothing, 1 / Double(subject.gaps))
+            subject.meanGap = subject.meanGap.map { $0 + weight * (gap - $0) } ?? gap
+        }
+        subject.lastHeard = max(subject.lastHeard ?? time, time)
         let corrected = rssi - (receiverGain[receiver] ?? 0)
         if var link = subject.links[receiver] {
             let gap = max(0, time - link.lastHeard)
@@ -110,13 +139,29 @@ public struct RoomPresence: Sendable, Hashable {
         for name in subjects.keys.sorted() {
             guard var subject = subjects[name] else { continue }
             events += decide(&subject, name: name, at: time)
-            if subject.room == nil && subject.links.values.allSatisfy({ isSilent($0, at: time) }) {
+            // A subject that left is forgotten only once its silence passes the ceiling: until
+            // then it comes back with the reception rate it had, so a tag heard in bursts keeps
+            // the bound its bursts taught.
+            if subject.room == nil && subject.links.values.allSatisfy({ isSilent($0, at: time) })
+                && time - (subject.lastHeard ?? time) > configuration.silenceCeiling {
                 subjects[name] = nil
             } else {
                 subjects[name] = subject
             }
         }
         return events
+    }
+
+    /// How long a silence `subject` keeps its room through (seconds), from its reception rate so
+    /// far; nil for a subject not tracked.
+    public func silenceBound(of subject: String) -> Double? {
+        subjects[subject].map(silenceBound)
+    }
+
+    private func silenceBound(_ subject: Subject) -> Double {
+        guard let gap = subject.meanGap, gap > 0 else { return configuration.absence.lowerBound }
+        let bound = gap * log(max(M_E, 3600 / (gap * configuration.silenceFalseExitRate)))
+        return min(configuration.silenceCeiling, max(configuration.absence.lowerBound, bound))
     }
 
     private func isSilent(_ link: Link, at time: Double) -> Bool {
@@ -134,6 +179,8 @@ public struct RoomPresence: Sendable, Hashable {
         // Best room, ties broken by name so the outcome does not depend on dictionary order.
         guard let best = scores.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else {
             guard let room = subject.room else { return [] }
+            // Held through a silence shorter than the subject's bound.
+            if let last = subject.lastHeard, time - last <= silenceBound(subject) { return [] }
             subject.room = nil
             subject.candidate = nil
             return [RoomEvent(subject: name, room: room, kind: .exit, time: time)]

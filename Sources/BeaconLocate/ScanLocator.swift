@@ -19,21 +19,29 @@ public struct ScanLocator: Sendable {
     /// A phone's fingerprints carry its user's body: weighed by them, its cloud follows the
     /// body across walls (docs/evaluation.md, issue 10's thirteenth round).
     public let fingerprintsWeighParticles: Bool
+    /// ``GainHandling/unknown`` where no survey fitted the receivers: the strongest-four
+    /// centroid, trilateration with a fitted common offset, and the uncalibrated particle
+    /// filter (``ParticleFilter/Configuration/uncalibrated(particles:seed:body:)``), whose lost
+    /// cloud is found again by the strongest-four centroid when there are no fingerprints.
+    public let gain: GainHandling
+    private let robustCentroid: WeightedCentroid
     public static let maximumTrackedReceivers = 100_000
 
     /// `survey` is needed for `.fingerprint` (the method gives no fixes without it).
     /// `attenuatingWalls`, `wallLosses`: see ``AnchorSet/init(map:model:attenuatingWalls:wallLosses:)``.
     public init(method: LocateMethod, map: SiteMap, model: PathLossModel, survey: [SurveyPoint] = [], attenuatingWalls: Bool = false,
                 body: BodyShadow? = nil, particles: Int = ParticleFilter.Configuration.defaultParticles, fingerprintsWeighParticles: Bool = true,
-                wallLosses: WallLossGrid? = nil) {
+                wallLosses: WallLossGrid? = nil, gain: GainHandling = .calibrated) {
         self.method = method
+        self.gain = gain
         self.body = body
         self.particles = max(1, particles)
         self.fingerprintsWeighParticles = fingerprintsWeighParticles
         self.map = map
         anchors = AnchorSet(map: map, model: model, attenuatingWalls: attenuatingWalls, wallLosses: wallLosses)
-        centroid = WeightedCentroid(anchors: anchors)
-        trilateration = RobustTrilateration(anchors: anchors)
+        robustCentroid = WeightedCentroid(anchors: anchors, strongest: WeightedCentroid.defaultStrongest)
+        centroid = gain == .unknown ? robustCentroid : WeightedCentroid(anchors: anchors)
+        trilateration = RobustTrilateration(anchors: anchors, gain: gain)
         fingerprints = survey.isEmpty ? nil : FingerprintIndex(survey: survey, beaconCount: map.beacons.count)
     }
 
@@ -87,17 +95,24 @@ public struct ScanLocator: Sendable {
     }
 
     private func makeFilter(for receiver: String) -> ParticleFilter {
-        ParticleFilter(anchors: anchors, walls: map.walls, configuration: .init(particles: particles, seed: Self.seed(for: receiver), body: body))
+        let seed = Self.seed(for: receiver)
+        return ParticleFilter(anchors: anchors, walls: map.walls,
+                              configuration: gain == .unknown ? .uncalibrated(particles: particles, seed: seed, body: body)
+                                                              : .init(particles: particles, seed: seed, body: body))
     }
 
     /// With a survey, the fingerprint fix is a second measurement of the same walk.
+    /// Not with an unknown gain: the fingerprints compare absolute RSSI, and a phone other than
+    /// the surveyor's (or beacons at another power setting) sends them metres off (UJI geo:
+    /// 3.9 m against the strongest-four centroid's 2.2 m), where they would drag the cloud.
     private func hint(for readings: [Reading]) -> Fix? {
-        fingerprintsWeighParticles ? fingerprints?.locate(readings) : nil
+        fingerprintsWeighParticles && gain == .calibrated ? fingerprints?.locate(readings) : nil
     }
 
     /// Where a lost cloud looks again when the fingerprints do not weigh the particles: the
     /// fingerprint fix, or without a survey robust trilateration's.
     private func recoveryHint(raw readings: [Reading], corrected: [Reading]) -> Fix? {
+        if gain == .unknown { return robustCentroid.locate(corrected) }
         guard !fingerprintsWeighParticles || fingerprints == nil else { return nil }
         return fingerprints?.locate(readings) ?? trilateration.locate(corrected)
     }
@@ -141,11 +156,14 @@ public struct LeaveOneGroupOut: Sendable {
     public var map: SiteMap
     public var model: PathLossModel
     public var calibrate: Bool
+    /// How each group's locators treat the receivers' gain (``ScanLocator/gain``).
+    public var gain: GainHandling
 
-    public init(map: SiteMap, model: PathLossModel, calibrate: Bool) {
+    public init(map: SiteMap, model: PathLossModel, calibrate: Bool, gain: GainHandling = .calibrated) {
         self.map = map
         self.model = model
         self.calibrate = calibrate
+        self.gain = gain
     }
 
     /// Errors per method over all groups; scans without a group or truth are skipped.
@@ -168,7 +186,7 @@ public struct LeaveOneGroupOut: Sendable {
             }
             let survey = training.map { SurveyPoint(position: $0.truth!, readings: $0.readings) }
             for method in methods {
-                var locator = ScanLocator(method: method, map: map, model: groupModel, survey: survey)
+                var locator = ScanLocator(method: method, map: map, model: groupModel, survey: survey, gain: gain)
                 for (index, scan) in testing.enumerated() {
                     guard let fix = locator.locate(scan.readings, receiver: scan.receiver ?? "receiver",
                                                    at: scan.time ?? Double(index)) else { continue }

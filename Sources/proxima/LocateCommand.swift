@@ -46,6 +46,15 @@ struct Locate: AsyncParsableCommand {
     @Option(help: "centroid, trilateration, fingerprint, particle, or all (with truth: one summary per method).")
     var method: String = "trilateration"
 
+    @Option(help: "calibrated (readings at face value, less each receiver's calibrated gain), unknown (only differences between a scan's readings count: phones nobody calibrated), or auto: unknown without any survey (--survey, the map's, or --split-by's other groups) and without --calibrate, calibrated otherwise.")
+    var gain: String = "auto"
+
+    @Option(name: .customLong("min-beacons"), help: "Scans of --scans hearing fewer beacons than this are skipped (neither located nor scored).")
+    var minBeacons: Int = 1
+
+    @Flag(help: "With truth, also print the baseline: a centroid of the 4 strongest beacons weighted by 10^(RSSI/10), on the same scans.")
+    var baseline = false
+
     @Option(parsing: .unconditional, help: "Path-loss exponent before calibration.")
     var exponent: Double = 2
 
@@ -70,8 +79,18 @@ struct Locate: AsyncParsableCommand {
         if method != "all" && LocateMethod(rawValue: method) == nil {
             throw ValidationError("--method must be centroid, trilateration, fingerprint, particle or all, got \"\(method)\"")
         }
+        if !["auto", "calibrated", "unknown"].contains(gain) { throw ValidationError("--gain must be auto, calibrated or unknown, got \"\(gain)\"") }
+        if !(1...1000).contains(minBeacons) { throw ValidationError("--min-beacons must be within 1...1000, got \(minBeacons)") }
         if splitBy != nil && scans == nil { throw ValidationError("--split-by needs --scans") }
         if scans != nil && sightings != nil { throw ValidationError("choose one input: --scans or --sightings") }
+    }
+
+    var gainHandling: GainHandling {
+        switch gain {
+        case "calibrated": .calibrated
+        case "unknown": .unknown
+        default: calibrate || survey != nil || splitBy != nil ? .calibrated : .unknown
+        }
     }
 
     var methods: [LocateMethod] { method == "all" ? LocateMethod.allCases : [LocateMethod(rawValue: method)!] }

@@ -77,18 +77,23 @@ struct LocateSession {
 
     func runScans() throws {
         let path = options.scans!
-        let scans = try layout.parse(try Self.read(path), beacons: map.beacons, file: path)
+        let scans = try layout.parse(try Self.read(path), beacons: map.beacons, file: path).filter { $0.readings.count >= options.minBeacons }
         let unit = options.cellSize == 1 && options.truthCell != nil ? "cells" : "m"
+        if options.baseline { try printBaseline(scans, unit: unit) }
         if options.splitBy != nil {
-            let errors = LeaveOneGroupOut(map: map, model: model, calibrate: options.calibrate).errors(scans, methods: options.methods)
+            let errors = LeaveOneGroupOut(map: map, model: model, calibrate: options.calibrate, gain: options.gainHandling).errors(scans, methods: options.methods)
             for method in options.methods { try printSummary(ErrorSummary(errors: errors[method] ?? []), method: method, unit: unit) }
             return
         }
+        // Trackers see the walk as it happened, whatever order the file lists it in.
+        let walk = scans.allSatisfy { $0.time != nil }
+            ? scans.enumerated().sorted { ($0.element.time!, $0.offset) < ($1.element.time!, $1.offset) }.map(\.element) : scans
+        let gain = options.gain == "auto" && !map.survey.isEmpty ? .calibrated : options.gainHandling
         for method in options.methods {
-            var locator = ScanLocator(method: method, map: map, model: model, survey: surveyPoints)
+            var locator = ScanLocator(method: method, map: map, model: model, survey: surveyPoints, gain: gain)
             var errors: [Double] = []
             var roomHits: [Bool] = []
-            for (index, scan) in scans.enumerated() {
+            for (index, scan) in walk.enumerated() {
                 let time = scan.time ?? Double(index)
                 let receiver = scan.receiver ?? "receiver"
                 guard let fix = locator.locate(scan.readings, receiver: receiver, at: time) else { continue }
@@ -102,6 +107,18 @@ struct LocateSession {
             if scans.contains(where: { $0.truth != nil }) {
                 try printSummary(ErrorSummary(errors: errors, roomHits: roomHits), method: method, unit: unit)
             }
+        }
+    }
+
+    /// The strongest-four centroid on the same scans (those with truth), the yardstick of docs/locate.md.
+    func printBaseline(_ scans: [ScanRow], unit: String) throws {
+        let baseline = StrongestBeaconsCentroid(positions: map.beacons.map(\.position))
+        let errors = scans.compactMap { scan in scan.truth.flatMap { truth in baseline.locate(scan.readings).map { $0.distance(to: truth) } } }
+        guard let summary = ErrorSummary(errors: errors) else { return }
+        if options.json {
+            try StandardOutput.jsonLine(LocatedSummaryLine(method: "baseline", unit: unit, summary: summary))
+        } else {
+            try StandardOutput.line("baseline (4 strongest, 10^(RSSI/10)) " + summary.line(unit: unit))
         }
     }
 
@@ -143,7 +160,8 @@ struct LocateSession {
         guard let method = options.methods.first, options.methods.count == 1 else {
             throw ValidationError("--method all needs --scans with truth columns")
         }
-        var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints),
+        let gain = options.gain == "auto" && !map.survey.isEmpty ? .calibrated : options.gainHandling
+        var locator = SightingLocator(locator: ScanLocator(method: method, map: map, model: model, survey: surveyPoints, gain: gain),
                                       presence: RoomPresence(map: map, receiverGain: model.receiverGain), survey: surveyPoints)
         for try await sighting in try await input.sightings() {
             for output in locator.receive(sighting) { try print(output) }

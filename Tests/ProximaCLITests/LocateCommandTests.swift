@@ -32,6 +32,37 @@ import Testing
         #expect(json.standardOutput.split(separator: "\n").count == 4)
     }
 
+    /// `--baseline` scores the strongest-four centroid on the scans `--min-beacons` keeps, and
+    /// with `--gain unknown` a phone 11 dB hotter gets the same fixes.
+    @Test func baselineMinimumBeaconsAndUnknownGain() async throws {
+        let beacons = try write("id,x,y\na,0,0\nb,10,0\nc,10,10\nd,0,10\n", "beacons.csv")
+        func scans(gain: Double) -> String {
+            var text = "a,b,c,d,tx,ty\n"
+            for (x, y) in [(2.0, 3.0), (5.0, 5.0), (8.0, 1.0)] {
+                let values = [(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)].map { bx, by -> String in
+                    let squared: Double = (x - bx) * (x - bx) + (y - by) * (y - by) + 1
+                    return String(format: "%.1f", -59 - 10 * log10(squared) + gain)
+                }
+                text += (values + ["\(x)", "\(y)"]).joined(separator: ",") + "\n"
+            }
+            // Two beacons heard: skipped with --min-beacons 3.
+            return text + "-60,-70,100,100,1,1\n"
+        }
+        let plain = try write(scans(gain: 0), "plain.csv"), hot = try write(scans(gain: 11), "hot.csv")
+        func run(_ path: String) async throws -> [Substring] {
+            let outcome = try await ProximaBinary.run(["locate", "--beacons", beacons, "--scans", path, "--missing", "100", "--truth-x", "tx", "--truth-y", "ty",
+                                                       "--min-beacons", "3", "--baseline", "--gain", "unknown", "--method", "trilateration"])
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            return outcome.standardOutput.split(separator: "\n")
+        }
+        let lines = try await run(plain)
+        #expect(lines.first?.hasPrefix("baseline (4 strongest, 10^(RSSI/10)) error: median") == true && lines.first?.hasSuffix("(3 fixes)") == true, "\(lines)")
+        #expect(lines.last?.hasPrefix("error: median 0.") == true && lines.last?.hasSuffix("(3 fixes)") == true, "\(lines)")
+        #expect(try await run(hot) == lines)
+        let bad = try await ProximaBinary.run(["locate", "--beacons", beacons, "--scans", plain, "--gain", "sideways"])
+        #expect(bad.status != 0 && bad.standardError.contains("--gain"), "\(bad.standardError)")
+    }
+
     @Test func badScansNameLineAndColumn() async throws {
         let beacons = try write("id,x,y\na,0,0\nb,10,0\n", "beacons.csv")
         let scans = try write("a,b\n-60,-70\n-61,loud\n", "scans.csv")

@@ -30,11 +30,26 @@ struct ScannerTests {
         }
     }
 
-    @Test(arguments: Vector.all)
-    func theShortcutNeverDisagreesOnAVector(vector: Vector) throws {
-        let bytes = vector.bytes
-        guard let shortcut = bytes.withUnsafeBytes({ FrameScanner.soleIBeacon($0, 0..<$0.count) }) else { return }
-        #expect(try walk(bytes) == [shortcut])
+    /// Over every vector: where the shortcut answers, the walk finds exactly its frame; where it
+    /// declines, the data is not a lone iBeacon structure in the shortcut's layout. And the
+    /// vectors do hold such advertisements, so the agreement is checked on real ones.
+    @Test func theShortcutAgreesWithTheWalkOnEveryVector() throws {
+        var answered = 0
+        for vector in Vector.all {
+            let bytes = vector.bytes
+            let shortcut = bytes.withUnsafeBytes { FrameScanner.soleIBeacon($0, 0..<$0.count) }
+            let walked = try? walk(bytes)
+            if let shortcut {
+                answered += 1
+                #expect(walked == [shortcut], "\(vector)")
+                continue
+            }
+            guard let walked, walked.count == 1, walked[0].format == .iBeacon else { continue }
+            let inLayout = (bytes.count == 27 && bytes.starts(with: [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]))
+                || (bytes.count == 30 && bytes.starts(with: [0x02, 0x01]) && bytes[3...].starts(with: [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15]))
+            #expect(!inLayout, "the shortcut declined a lone iBeacon advertisement: \(vector)")
+        }
+        #expect(answered > 0, "no vector is a lone iBeacon advertisement, so nothing was compared")
     }
 
     @Test func uuidsReadFromBytesMatchFoundation() {

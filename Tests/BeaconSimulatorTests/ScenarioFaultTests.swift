@@ -108,7 +108,10 @@ func faultScenario(_ faults: String, duration: Double = 600) -> String {
             return (item.sighting.time, tlm.batteryMillivolts)
         }
         #expect(telemetry.count > 50)
-        guard case .batteryDeath(_, let discharge) = scenario.faults[0].kind else { return }
+        guard case .batteryDeath(_, let discharge) = scenario.faults[0].kind else {
+            Issue.record("the scenario's fault decoded as \(scenario.faults[0].kind), not a battery death")
+            return
+        }
         for (time, millivolts) in telemetry {
             #expect(abs(Double(millivolts) - discharge.millivolts(at: time)) <= 1, "at \(time)")
         }

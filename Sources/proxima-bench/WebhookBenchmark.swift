@@ -56,21 +56,21 @@ final class SilentListener: @unchecked Sendable {
     private var connections: [Int32] = []
 
     init() throws {
-        socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(socketDescriptor, 64) == 0 else { throw BenchmarkFailure(description: "cannot listen on loopback") }
+        guard bound == 0, listen(descriptor, 64) == 0 else { throw BenchmarkFailure(description: "cannot listen on loopback") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketDescriptor, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
         port = Int(UInt16(bigEndian: address.sin_port))
-        let descriptor = socketDescriptor
+        socketDescriptor = descriptor
         Thread.detachNewThread { [weak self] in
             while true {
                 let client = accept(descriptor, nil, nil)

@@ -19,7 +19,7 @@ extension ProximaServer {
             return try Self.json(FleetSummary(siteID: siteID, time: fleet.now, beacons: fleet.report(siteID: siteID).map(Self.finite),
                                             unregistered: unregistered))
         }
-        router.get("/v1/fleet/battery") { [store, ingestion] request, context in
+        router.get("/v1/fleet/battery") { [ingestion] request, context in
             try context.require(.read)
             guard let text = Self.query(request, "beacon") else {
                 throw APIError(.badRequest, field: "beacon", "expected UUID:MAJOR:MINOR of a registered beacon")

@@ -9,19 +9,32 @@ import Synchronization
 /// stored with the batch's region events and reach the same feeds.
 ///
 /// Trackers live in this instance's memory. A new map (a higher version in `site_maps`) starts
-/// the site's tracker afresh; so does a restart. With several instances, send all of a site's
+/// the site's tracker afresh; so does a restart. Each site has a lock of its own, so one site's
+/// tracking never waits on another's. With several instances, send all of a site's
 /// gateways to one instance (positions need every gateway's view of a subject): each instance
 /// answers `GET /v1/positions` from what it ingested, while room events are stored for all.
 public final class PositionTracking: Sendable {
     public let configuration: SiteTracker.Configuration
+    /// Only for finding a site's slot and a gateway's place: one site's tracking never waits on
+    /// another's, because each site's tracker and recorder have a lock of their own.
     private let state = Mutex(State())
 
     private struct State: Sendable {
-        var trackers: [Int: (version: Int, tracker: SiteTracker)] = [:]
+        var sites: [Int: SiteSlot] = [:]
         /// Gateways cannot move between sites or be renamed, so their place is read once.
         var gateways: [String: Place] = [:]
-        /// Sites with a survey being recorded (``SurveyRecorder``), made at the first recording.
-        var recorders: [Int: SurveyRecorder] = [:]
+    }
+
+    /// One site's tracker and survey recorder behind the site's own lock.
+    private final class SiteSlot: Sendable {
+        let site = Mutex(Site())
+    }
+
+    private struct Site: Sendable {
+        var version: Int?
+        var tracker: SiteTracker?
+        /// Made at the site's first survey recording (``SurveyRecorder``).
+        var recorder: SurveyRecorder?
     }
 
     struct Place: Sendable {
@@ -33,20 +46,37 @@ public final class PositionTracking: Sendable {
         self.configuration = configuration
     }
 
+    private func slot(_ siteID: Int) -> SiteSlot {
+        state.withLock { state in
+            if let slot = state.sites[siteID] { return slot }
+            let slot = SiteSlot()
+            state.sites[siteID] = slot
+            return slot
+        }
+    }
+
+    private func existingSlot(_ siteID: Int) -> SiteSlot? {
+        state.withLock { $0.sites[siteID] }
+    }
+
     /// Runs a batch through its site's tracker and stores the room changes it caused.
     func step(gatewayID: String, sightings: [Sighting], now: Double, db: any SQLDatabase) async throws -> [StoredEvent] {
         guard !sightings.isEmpty, let place = try await place(of: gatewayID, db: db), let siteID = place.siteID else { return [] }
         guard let version = try await Store.siteMapVersion(siteID: siteID, db: db) else {
-            state.withLock { _ = $0.trackers.removeValue(forKey: siteID) }
+            existingSlot(siteID)?.site.withLock { site in
+                site.version = nil
+                site.tracker = nil
+            }
             return []
         }
-        if state.withLock({ $0.trackers[siteID]?.version }) != version, let stored = try await Store.siteMap(siteID: siteID, db: db) {
+        let slot = slot(siteID)
+        if slot.site.withLock({ $0.version }) != version, let stored = try await Store.siteMap(siteID: siteID, db: db) {
             let fresh = SiteTracker(map: stored.map, configuration: configuration)
-            state.withLock { Self.install(stored, fresh, in: &$0) }
+            slot.site.withLock { Self.install(stored, fresh, in: &$0) }
         }
-        let changes = state.withLock { state in
-            state.recorders[siteID]?.receive(sightings, gateway: place.name)
-            return state.trackers[siteID]?.tracker.receive(sightings, gateway: place.name) ?? []
+        let changes = slot.site.withLock { site in
+            site.recorder?.receive(sightings, gateway: place.name)
+            return site.tracker?.receive(sightings, gateway: place.name) ?? []
         }
         guard !changes.isEmpty else { return [] }
         return try await Store.storeRoomChanges(changes, siteID: siteID, gatewayID: gatewayID, now: now, db: db)
@@ -66,27 +96,28 @@ public final class PositionTracking: Sendable {
     /// A copy of the site's tracker (copy-on-write: cheap until the next batch), nil before the
     /// site's first batch since its map was set.
     public func tracker(siteID: Int) -> SiteTracker? {
-        state.withLock { $0.trackers[siteID]?.tracker }
+        existingSlot(siteID)?.site.withLock { $0.tracker }
     }
 
     /// The site's tracker if it follows this version of the map.
     public func tracker(siteID: Int, mapVersion: Int) -> SiteTracker? {
-        state.withLock { state in state.trackers[siteID].flatMap { $0.version == mapVersion ? $0.tracker : nil } }
+        existingSlot(siteID)?.site.withLock { site in site.version == mapVersion ? site.tracker : nil }
     }
 
     /// Starts the site afresh on a new map at once, so that what its survey fits is there
     /// before the first batch (and is fitted once, at the upload).
     func start(_ stored: StoredSiteMap) {
         let fresh = SiteTracker(map: stored.map, configuration: configuration)
-        state.withLock { Self.install(stored, fresh, in: &$0) }
+        slot(stored.siteID).site.withLock { Self.install(stored, fresh, in: &$0) }
     }
 
     /// Puts the tracker of a newer map version in place (an older one, built by a slower
     /// caller, is dropped), and has the site's survey recorder follow the map.
-    private static func install(_ stored: StoredSiteMap, _ fresh: SiteTracker, in state: inout State) {
-        guard (state.trackers[stored.siteID]?.version ?? -1) < stored.version else { return }
-        state.trackers[stored.siteID] = (stored.version, fresh)
-        state.recorders[stored.siteID]?.adopt(stored.map)
+    private static func install(_ stored: StoredSiteMap, _ fresh: SiteTracker, in site: inout Site) {
+        guard (site.version ?? -1) < stored.version else { return }
+        site.version = stored.version
+        site.tracker = fresh
+        site.recorder?.adopt(stored.map)
     }
 
     // MARK: Survey recordings (``SurveyRecorder``), kept in this instance's memory as trackers are.
@@ -94,29 +125,29 @@ public final class PositionTracking: Sendable {
     /// Starts recording a survey scan of `subject` at `position`, on the site's current map.
     func beginSurvey(siteID: Int, map: SiteMap, subject: TrackedSubject, position: Position,
                      seconds: Double) throws(SurveyRecorder.Refusal) -> SurveyRecorder.Recording {
-        try state.withLock { state throws(SurveyRecorder.Refusal) in
-            var recorder = state.recorders[siteID] ?? SurveyRecorder(map: map, clock: state.trackers[siteID]?.tracker.latestTime)
+        try slot(siteID).site.withLock { site throws(SurveyRecorder.Refusal) in
+            var recorder = site.recorder ?? SurveyRecorder(map: map, clock: site.tracker?.latestTime)
             let recording = try recorder.begin(subject, at: position, seconds: seconds)
-            state.recorders[siteID] = recorder
+            site.recorder = recorder
             return recording
         }
     }
 
     /// The site's recordings, oldest first, and its clock (the latest sighting time seen).
     func surveyRecordings(siteID: Int) -> (recordings: [SurveyRecorder.Recording], clock: Double?) {
-        state.withLock { state in (state.recorders[siteID]?.recordings ?? [], state.recorders[siteID]?.clock) }
+        existingSlot(siteID)?.site.withLock { site in (site.recorder?.recordings ?? [], site.recorder?.clock) } ?? ([], nil)
     }
 
     func discardSurvey(siteID: Int, recording id: Int) -> Bool {
-        state.withLock { state in state.recorders[siteID]?.discard(id) ?? false }
+        existingSlot(siteID)?.site.withLock { site in site.recorder?.discard(id) ?? false } ?? false
     }
 
     func takeFinishedSurvey(siteID: Int) -> [SurveyRecorder.Recording] {
-        state.withLock { state in state.recorders[siteID]?.takeFinished() ?? [] }
+        existingSlot(siteID)?.site.withLock { site in site.recorder?.takeFinished() ?? [] } ?? []
     }
 
     func restoreSurvey(siteID: Int, _ recordings: [SurveyRecorder.Recording]) {
         guard !recordings.isEmpty else { return }
-        state.withLock { state in state.recorders[siteID]?.restore(recordings) }
+        existingSlot(siteID)?.site.withLock { site in site.recorder?.restore(recordings) }
     }
 }

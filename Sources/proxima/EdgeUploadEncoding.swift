@@ -1,6 +1,5 @@
 import BeaconGateway
 import BeaconKit
-import BeaconServer
 import Foundation
 import NIOCore
 

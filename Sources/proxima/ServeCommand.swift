@@ -1,3 +1,4 @@
+import BeaconGateway
 import BeaconMQTT
 import ArgumentParser
 import BeaconKit

@@ -1,4 +1,4 @@
-import BeaconGateway
+@testable import BeaconGateway
 import BeaconKit
 @testable import BeaconServer
 import BeaconSimulator

@@ -1,3 +1,4 @@
+@testable import BeaconGateway
 import AsyncHTTPClient
 import BeaconFleet
 import BeaconKit

@@ -1,3 +1,4 @@
+@testable import BeaconGateway
 import BeaconKit
 @testable import BeaconServer
 import Foundation

@@ -1,3 +1,4 @@
+import BeaconGateway
 import AsyncHTTPClient
 import Foundation
 import Hummingbird

@@ -1,3 +1,4 @@
+import BeaconGateway
 import NIOSSL
 import BeaconFleet
 import BeaconKit

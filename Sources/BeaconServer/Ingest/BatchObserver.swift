@@ -1,3 +1,4 @@
+import BeaconGateway
 import BeaconKit
 import SQLKit
 

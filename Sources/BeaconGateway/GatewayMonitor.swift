@@ -86,6 +86,16 @@ public struct GatewayMonitor: Sendable {
         public var saved = EngineChanges()
         public var forgottenBeacons = 0
         public var untrackedSightings = 0
+
+        public init(duplicate: Bool, changes: [Change] = [], readings: [Reading] = [], saved: EngineChanges = EngineChanges(),
+                    forgottenBeacons: Int = 0, untrackedSightings: Int = 0) {
+            self.duplicate = duplicate
+            self.changes = changes
+            self.readings = readings
+            self.saved = saved
+            self.forgottenBeacons = forgottenBeacons
+            self.untrackedSightings = untrackedSightings
+        }
     }
 
     /// Feeds sightings in time order and advances the engine to the last one. Does not look at

@@ -205,7 +205,8 @@ struct GatewayCommand: AsyncParsableCommand {
         } catch {
             deadline.cancel()
             guard (try? await deadline.value) == true else { throw error }
-            printError("stopped with sightings unposted: \(server ?? "the server") did not take them within \(Self.stopGrace) of the signal (\(error))")
+            let detail = error is CancellationError ? "" : " (\(error))"
+            printError("stopped with sightings unposted: \(server ?? "the server") did not take them within \(Self.stopGrace) of the signal\(detail)")
             throw ExitCode.failure
         }
     }

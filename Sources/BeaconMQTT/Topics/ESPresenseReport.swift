@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// One device report of an ESPresense node: topic `espresense/devices/<id>/<room>`, a JSON
@@ -13,6 +14,8 @@ public struct ESPresenseReport: Sendable, Hashable {
     public var rssiAtOneMetre: Int?
     /// The node's filtered distance in metres, when it sent one.
     public var distance: Double?
+    /// The advertiser's address (`mac`, 12 hex digits), when the node sent it.
+    public var address: BluetoothAddress?
 
     public struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
         public var field: String
@@ -20,7 +23,8 @@ public struct ESPresenseReport: Sendable, Hashable {
         public var description: String { "ESPresense report: \(field): \(reason)" }
     }
 
-    public init(id: String, room: String, rssi: Int, rssiAtOneMetre: Int? = nil, distance: Double? = nil) {
+    public init(id: String, room: String, rssi: Int, rssiAtOneMetre: Int? = nil, distance: Double? = nil, address: BluetoothAddress? = nil) {
+        self.address = address
         self.id = id
         self.room = room
         self.rssi = rssi
@@ -66,6 +70,12 @@ public struct ESPresenseReport: Sendable, Hashable {
             }
             distance = metres
         }
+        if let mac = body.mac {
+            guard mac.count == 12, let value = UInt64(mac, radix: 16) else {
+                throw Refusal(field: "mac", reason: "expected 12 hex digits, found '\(mac.prefix(40))'")
+            }
+            address = BluetoothAddress(rawValue: value)
+        }
     }
 
     /// The fields read; ESPresense sends more (`raw`, `speed`, `mac`, `interval`, …).
@@ -74,9 +84,10 @@ public struct ESPresenseReport: Sendable, Hashable {
         var rssi: Double
         var rssiAtOneMetre: Double?
         var distance: Double?
+        var mac: String?
 
         enum CodingKeys: String, CodingKey {
-            case id, rssi, distance
+            case id, rssi, distance, mac
             case rssiAtOneMetre = "rssi@1m"
         }
     }
@@ -91,5 +102,31 @@ public struct ESPresenseReport: Sendable, Hashable {
             throw Refusal(field: field, reason: "expected dBm in \(range.lowerBound)…\(range.upperBound), found \(value)")
         }
         return Int(value.rounded())
+    }
+}
+
+extension ESPresenseReport {
+    /// The iBeacon an ESPresense id names (`iBeacon:<uuid>-<major>-<minor>`, optionally
+    /// followed by `-<power>` as some node versions append), or nil for other kinds of device.
+    public var beaconIdentity: BeaconIdentity? {
+        guard id.hasPrefix("iBeacon:") else { return nil }
+        let rest = id.dropFirst("iBeacon:".count)
+        // A UUID is 36 characters with its own four hyphens; major and minor follow it.
+        guard rest.count > 37, let uuid = UUID(uuidString: String(rest.prefix(36))), rest.dropFirst(36).first == "-" else { return nil }
+        let numbers = rest.dropFirst(37).split(separator: "-", omittingEmptySubsequences: false)
+        guard numbers.count == 2 || numbers.count == 3, let major = UInt16(numbers[0]), let minor = UInt16(numbers[1]) else { return nil }
+        return BeaconIdentity(uuid: uuid, major: major, minor: minor)
+    }
+
+    /// The report as a sighting by the node's room, at `time` (the report carries none): the
+    /// iBeacon named by its id, with its RSSI at 1 m as measured power (−59 dBm, Apple's
+    /// default, when the node sent none); nil for a device that is not an iBeacon. The address
+    /// is the node's `mac` when given, else one made from the id, so one device keeps one address.
+    public func sighting(at time: Double, address: BluetoothAddress? = nil) -> Sighting? {
+        guard let identity = beaconIdentity else { return nil }
+        let power = MeasuredPower(Int8(clamping: rssiAtOneMetre ?? -59))
+        let stand = address ?? self.address ?? BluetoothAddress(rawValue: UInt64(FNV1a.hash(id)) | 0x0200_0000_0000)
+        return Sighting(time: time, receiver: room, address: stand, rssi: Int8(clamping: rssi),
+                        frame: .iBeacon(IBeaconFrame(identity: identity, measuredPower: power)))
     }
 }

@@ -111,21 +111,27 @@ public actor GatewayUploader {
                 try await self.flush(onlyFull: false)
             }
         }
-        do {
-            for try await sighting in source {
-                enqueue(sighting)
-                if buffer.count >= configuration.batchSize {
-                    try await flush(onlyFull: true)
+        // Cancelling the run (a stopping gateway whose server does not answer) gives up the
+        // flusher's batch too.
+        try await withTaskCancellationHandler {
+            do {
+                for try await sighting in source {
+                    enqueue(sighting)
+                    if buffer.count >= configuration.batchSize {
+                        try await flush(onlyFull: true)
+                    }
                 }
+            } catch {
+                finished = true
+                _ = try? await flusher.value
+                throw error
             }
-        } catch {
             finished = true
-            _ = try? await flusher.value
-            throw error
+            try await flusher.value
+            try await flush(onlyFull: false)
+        } onCancel: {
+            flusher.cancel()
         }
-        finished = true
-        try await flusher.value
-        try await flush(onlyFull: false)
     }
 
     /// Posts queued sightings batch by batch; with `onlyFull`, leaves a partial batch queued.
@@ -190,7 +196,7 @@ public actor GatewayUploader {
                 throw UntrustedServer(detail: "\(failure)")
             } catch {
                 if Task.isCancelled { throw error }
-                logger.warning("server unreachable, retrying", metadata: ["error": "\(error)"])
+                logger.warning("server \(configuration.server.absoluteString) unreachable, retrying", metadata: ["error": "\(error)"])
             }
             if taken {
                 // Outside the retry: a failure here must not post the batch a second time.

@@ -117,17 +117,24 @@ struct GatewayCommand: AsyncParsableCommand {
 
     var resolvedToken: String? { token ?? ProcessInfo.processInfo.environment["PROXIMA_GATEWAY_TOKEN"] }
 
+    /// How long a stopping gateway keeps trying to post what it buffered: a service manager
+    /// waits a few seconds before it kills, and an unreachable server must not hold the stop.
+    static let stopGrace: Duration = .seconds(1)
+
     func run() async throws {
-        // SIGINT or SIGTERM ends the source; what was read is still posted before exiting
-        // (a second signal, once the first has been handled, ends the process at once).
+        // SIGINT or SIGTERM ends the source; what was read is still posted, for up to
+        // `stopGrace`, before exiting (a second signal, once the first has been handled, ends
+        // the process at once).
         let opened = try await self.source.open()
+        let (stopRequests, stopRequested) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let source = StoppableSource(opened) { number in
             printError("\(ProcessSignals.name(number)) received: posting what is buffered, then stopping")
             signal(number, SIG_DFL)
+            stopRequested.yield()
         }
         defer { source.finish() }
         guard mqttOptions.mqtt != nil else {
-            try await postWithClient(source.sightings)
+            try await postUntilStopped(source.sightings, stopRequests: stopRequests)
             return
         }
         let regions = try engine.allRegions(simulatedRegions: try self.source.loadScenario()?.monitoringRegions ?? [])
@@ -137,7 +144,7 @@ struct GatewayCommand: AsyncParsableCommand {
         if server != nil {
             let (toServer, toEngine) = Self.split(source.sightings)
             engineSightings = toEngine
-            upload = Task { try await postWithClient(toServer) }
+            upload = Task { try await postUntilStopped(toServer, stopRequests: stopRequests) }
         }
         let engineSource = SightingSource(sightings: engineSightings, timing: opened.timing, description: opened.description, stop: opened.stop)
         do {
@@ -178,6 +185,30 @@ struct GatewayCommand: AsyncParsableCommand {
         }
         firstContinuation.onTermination = { _ in reader.cancel() }
         return (first, second)
+    }
+
+    /// Posts until the source ends; once a stop was requested, gives up after ``stopGrace``
+    /// with an error that names the server.
+    func postUntilStopped(_ sightings: AsyncThrowingStream<Sighting, any Error>, stopRequests: AsyncStream<Void>) async throws {
+        let posting = Task { try await postWithClient(sightings) }
+        let deadline = Task {
+            for await _ in stopRequests {
+                try await Task.sleep(for: Self.stopGrace)
+                posting.cancel()
+                return true
+            }
+            return false
+        }
+        defer { deadline.cancel() }
+        do {
+            try await posting.value
+        } catch {
+            deadline.cancel()
+            guard (try? await deadline.value) == true else { throw error }
+            let detail = error is CancellationError ? "" : " (\(error))"
+            printError("stopped with sightings unposted: \(server ?? "the server") did not take them within \(Self.stopGrace) of the signal\(detail)")
+            throw ExitCode.failure
+        }
     }
 
     func postWithClient(_ sightings: AsyncThrowingStream<Sighting, any Error>) async throws {

@@ -45,7 +45,8 @@ struct MQTTOptions: ParsableArguments {
         }
     }
 
-    /// Connects (in the background) and announces the gateway online, or nil without --mqtt.
+    /// Connects (in the background) and announces the gateway online after every connect, or
+    /// nil without --mqtt.
     func start(receiver: String?, pathLossExponent: Double) async throws -> MQTTOutput? {
         guard let mqtt else { return nil }
         let broker = try MQTTBrokerURL(parsing: mqtt)
@@ -58,11 +59,13 @@ struct MQTTOptions: ParsableArguments {
         let publisher = BeaconMQTTPublisher(topics: BeaconTopics(prefix: broker.prefix, gateway: name), options: options)
         var configuration = MQTTClient.Configuration(broker: broker, clientIdentifier: "proxima-\(publisher.topics.gateway)-\(getpid())")
         configuration.will = publisher.will
+        configuration.birth = publisher.online
         configuration.trustedCertificatesFile = mqttCaFile
         let client = MQTTClient(configuration: configuration) { printError($0) }
         await client.start()
-        try await client.publish(publisher.online)
-        return MQTTOutput(client: client, publisher: publisher)
+        let output = MQTTOutput(client: client, publisher: publisher)
+        await output.startWatching()
+        return output
     }
 }
 
@@ -71,10 +74,44 @@ actor MQTTOutput {
     let client: MQTTClient
     private var publisher: BeaconMQTTPublisher
     private var warnedFull = false
+    private var watchers: [Task<Void, Never>] = []
 
     init(client: MQTTClient, publisher: BeaconMQTTPublisher) {
         self.client = client
         self.publisher = publisher
+    }
+
+    /// Publishes the retained state again after every reconnect (a restarted broker may have
+    /// lost it) and whenever Home Assistant announces itself on `homeassistant/status`.
+    func startWatching() {
+        let client = self.client
+        watchers.append(Task {
+            for await connection in client.connections {
+                printError(connection.description)
+                if connection.isReconnect { await self.republish() }
+            }
+        })
+        guard publisher.options.homeAssistantDiscovery else { return }
+        let discovery = publisher.discovery
+        watchers.append(Task {
+            // Recorded at once and sent on every connect; the wait for a first SUBACK may time
+            // out while the broker is away, which changes nothing.
+            _ = try? await client.subscribe([(discovery.statusTopic, .atLeastOnce)], timeout: .seconds(1))
+        })
+        watchers.append(Task {
+            for await message in client.messages where discovery.isBirth(message) {
+                await self.republish()
+            }
+        })
+    }
+
+    private func republish() async {
+        for message in publisher.republished() {
+            do { try await client.publish(message) } catch {
+                if !warnedFull { printError("note: \(error) (further drops are counted, not printed)") }
+                warnedFull = true
+            }
+        }
     }
 
     func send(_ event: BeaconEvent) async {
@@ -101,6 +138,7 @@ actor MQTTOutput {
 
     /// Publishes `offline`, sends what is queued (up to 5 s) and disconnects.
     func finish() async {
+        for watcher in watchers { watcher.cancel() }
         try? await client.publish(publisher.offline)
         await client.disconnect(flushTimeout: .seconds(5))
         let statistics = await client.statistics

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BeaconHCI
 import BeaconKit
+import BeaconMQTT
 import BeaconSimulator
 import Foundation
 
@@ -22,10 +23,17 @@ struct SourceOptions: ParsableArguments {
     @Option(help: "Simulate a scenario file (see docs/scenarios.md).")
     var simulate: String?
 
+    @Option(help: ArgumentHelp("Read sightings from ESPresense nodes' reports (espresense/devices/ID/ROOM) on this broker; each node's room is a receiver.",
+                               valueName: "mqtt[s]://[USER:PASS@]HOST[:PORT]"))
+    var espresenseMqtt: String?
+
     func validate() throws {
         let controllers = [controller.device, controller.h4, controller.serial].compactMap { $0 }
-        if controllers.count + (replay.isEmpty ? 0 : 1) + (simulate == nil ? 0 : 1) > 1 {
-            throw ValidationError("choose one source: --device, --h4, --serial, --replay or --simulate")
+        if controllers.count + (replay.isEmpty ? 0 : 1) + (simulate == nil ? 0 : 1) + (espresenseMqtt == nil ? 0 : 1) > 1 {
+            throw ValidationError("choose one source: --device, --h4, --serial, --replay, --simulate or --espresense-mqtt")
+        }
+        if let espresenseMqtt {
+            do { _ = try MQTTBrokerURL(parsing: espresenseMqtt) } catch { throw ValidationError("--espresense-mqtt: \(error)") }
         }
         if speed < 0 { throw ValidationError("--speed must be 0 (as fast as possible) or positive, got \(speed)") }
     }
@@ -41,10 +49,20 @@ struct SourceOptions: ParsableArguments {
                 printError("ignored a malformed advertisement: \(error)")
             }
         }
+        if let espresenseMqtt {
+            let broker = try MQTTBrokerURL(parsing: espresenseMqtt)
+            let client = MQTTClient(configuration: MQTTClient.Configuration(broker: broker, clientIdentifier: "proxima-espresense-\(getpid())")) {
+                printError($0)
+            }
+            let noted = RefusalNotes()
+            return await SightingSource.espresense(client: client, refused: { refusal in
+                if noted.isFirst(refusal.field) { printError("ignored an ESPresense report: \(refusal) (further refusals of \(refusal.field) are not printed)") }
+            })
+        }
         if let scenario = try loadScenario() {
             return SightingSource.simulation(scenario, pacing: speed == 0 ? .virtual : .scaled(speed))
         }
-        throw ValidationError("choose a source: --device hci0, --h4 PATH, --serial DEV, --replay FILE or --simulate SCENARIO")
+        throw ValidationError("choose a source: --device hci0, --h4 PATH, --serial DEV, --replay FILE, --simulate SCENARIO or --espresense-mqtt URL")
     }
 
     /// The scenario of --simulate, or nil for the other sources.
@@ -54,4 +72,13 @@ struct SourceOptions: ParsableArguments {
             throw ValidationError("\(simulate): \(error)")
         }
     }
+}
+
+/// Which fields a refusal was already printed for, so a node that keeps sending one malformed
+/// field does not flood the terminal.
+private final class RefusalNotes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fields: Set<String> = []
+
+    func isFirst(_ field: String) -> Bool { lock.withLock { fields.insert(field).inserted } }
 }

@@ -63,6 +63,17 @@ struct OutboxTests {
         #expect(outbox.waitingCount == 3)
     }
 
+    @Test("a birth message goes ahead of the backlog, even when the queue is full of QoS 1 messages")
+    func birthFirst() {
+        var outbox = MQTTOutbox(capacity: 2, inFlightLimit: 5)
+        _ = outbox.enqueue(message(1, .atLeastOnce))
+        _ = outbox.enqueue(message(2, .atLeastOnce))
+        #expect(outbox.enqueue(message(3, .atLeastOnce)) == .refused)
+        outbox.enqueueFirst(message(0, .atLeastOnce))
+        #expect(outbox.waitingCount == 3)
+        #expect([outbox.nextToSend(), outbox.nextToSend(), outbox.nextToSend()].map { $0?.message.text } == ["0", "1", "2"])
+    }
+
     @Test("packet identifiers wrap past 65535, skip 0 and any still in flight")
     func identifiers() throws {
         var outbox = MQTTOutbox(capacity: 100_000, inFlightLimit: 2)

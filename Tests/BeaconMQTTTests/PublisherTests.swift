@@ -46,6 +46,7 @@ struct PublisherTests {
             "homeassistant/sensor/proxima_g_\(beaconLevel)_rssi/config",
             "p/g/beacons/\(beaconLevel)/state",
             "p/g/beacons/\(beaconLevel)/ranging",
+            "p/g/beacons/\(beaconLevel)/attributes",
         ])
         #expect(first[0...3].allSatisfy { $0.retain && $0.qos == .atLeastOnce })
         #expect(first[3].text == "kitchen")
@@ -53,21 +54,71 @@ struct PublisherTests {
         #expect(tracker["state_topic"] as? String == "p/g/beacons/\(beaconLevel)/state")
         #expect(tracker["availability_topic"] as? String == "p/g/status")
         #expect(tracker["unique_id"] as? String == "proxima_g_\(beaconLevel)")
+        // The tracker's attributes are not the per-second reading: the recorder stores a row
+        // for every attribute change.
+        #expect(tracker["json_attributes_topic"] as? String == "p/g/beacons/\(beaconLevel)/attributes")
+        let attributes = try json(first[5])
+        #expect(attributes["proximity"] as? String == "near" && attributes["minor"] as? Int == 10 && attributes["time"] == nil)
+        #expect(first[5].retain)
         let reading = try json(first[4])
         #expect(reading["distance"] as? Double == 2.5 && reading["rssi"] as? Int == -70 && reading["proximity"] as? String == "near")
         #expect(!first[4].retain && first[4].qos == .atMostOnce)
 
         // The same cycle through a second region adds nothing.
         #expect(publisher.messages(for: .didRange([ranged(identity, time: 1)], other, time: 1)).isEmpty)
-        // Next cycle: only the reading; unknown distance is null.
-        let next = publisher.messages(for: .didRange([ranged(identity, accuracy: -1, rssi: 0, packets: 0, time: 1)], region, time: 2))
+        // Next cycle, not heard (iOS lists it with RSSI 0 and unknown accuracy): no reading at
+        // all rather than RSSI 0, the strongest possible signal; the attributes are unchanged.
+        let unheard = publisher.messages(for: .didRange([ranged(identity, accuracy: -1, rssi: 0, packets: 0, time: 1)], region, time: 2))
+        #expect(unheard.isEmpty, "\(unheard.map(\.text))")
+        // Heard, with unknown distance: only the reading, whose distance is null.
+        let next = publisher.messages(for: .didRange([ranged(identity, accuracy: -1, rssi: -95, packets: 1, time: 3)], region, time: 3))
         #expect(next.map(\.topic) == ["p/g/beacons/\(beaconLevel)/ranging"])
         #expect(try json(next[0])["distance"] is NSNull)
+        #expect(try json(next[0])["rssi"] as? Int == -95)
         // Gone from the list: not_home, retained; a later return announces it again without discovery.
         let gone = publisher.messages(for: .didRange([], region, time: 9))
         #expect(gone == [MQTTMessage(topic: "p/g/beacons/\(beaconLevel)/state", text: "not_home", qos: .atLeastOnce, retain: true)])
         let back = publisher.messages(for: .didRange([ranged(identity, time: 20)], region, time: 20))
-        #expect(back.map(\.topic) == ["p/g/beacons/\(beaconLevel)/state", "p/g/beacons/\(beaconLevel)/ranging"])
+        #expect(back.map(\.topic) == ["p/g/beacons/\(beaconLevel)/state", "p/g/beacons/\(beaconLevel)/ranging",
+                                      "p/g/beacons/\(beaconLevel)/attributes"])
+    }
+
+    @Test("the tracker's attributes are published only when the proximity zone changes")
+    func attributesOnChange() throws {
+        var publisher = BeaconMQTTPublisher(topics: BeaconTopics(prefix: "p", gateway: "g"))
+        func cycle(_ proximity: Proximity, rssi: Int, time: Double) -> [MQTTMessage] {
+            let beacon = RangedBeacon(identity: identity, proximity: proximity, accuracy: 2, rssi: rssi, measuredPower: MeasuredPower(-59),
+                                      timestamp: time, packetCount: rssi == 0 ? 0 : 5)
+            return publisher.messages(for: .didRange([beacon], region, time: time)).filter { $0.topic.hasSuffix("/attributes") }
+        }
+        #expect(cycle(.near, rssi: -70, time: 1).count == 1)
+        // Every second's reading changes RSSI and distance; the attributes do not.
+        for second in 2...30 { #expect(cycle(.near, rssi: -70 - second % 5, time: Double(second)).isEmpty) }
+        // A cycle it was not heard keeps the last zone instead of flapping to unknown and back.
+        #expect(cycle(.unknown, rssi: 0, time: 31).isEmpty)
+        let far = cycle(.far, rssi: -90, time: 32)
+        #expect(far.count == 1)
+        #expect(try json(far[0])["proximity"] as? String == "far")
+    }
+
+    @Test("republished: discovery, state and attributes of every announced beacon, departed ones as not_home")
+    func republished() throws {
+        var publisher = BeaconMQTTPublisher(topics: BeaconTopics(prefix: "p", gateway: "g"))
+        let gone = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 11)
+        #expect(publisher.republished().isEmpty)
+        _ = publisher.messages(for: .didRange([ranged(identity, time: 1), ranged(gone, time: 1)], region, time: 1))
+        _ = publisher.messages(for: .didRange([ranged(identity, time: 2)], region, time: 2))
+        let again = publisher.republished()
+        let discovery = publisher.discovery
+        for beacon in [identity, gone] {
+            for config in discovery.messages(for: beacon) { #expect(again.contains(config), "\(config.topic) not republished") }
+        }
+        #expect(again.contains(MQTTMessage(topic: publisher.topics.beaconState(identity), text: "home", qos: .atLeastOnce, retain: true)))
+        #expect(again.contains(MQTTMessage(topic: publisher.topics.beaconState(gone), text: "not_home", qos: .atLeastOnce, retain: true)))
+        #expect(again.contains { $0.topic == publisher.topics.beaconAttributes(identity) && $0.retain })
+        #expect(again.allSatisfy { $0.retain && $0.qos == .atLeastOnce })
+        #expect(discovery.isBirth(MQTTMessage(topic: "homeassistant/status", text: "online")))
+        #expect(!discovery.isBirth(MQTTMessage(topic: "homeassistant/status", text: "offline")))
     }
 
     @Test("the number of tracked beacons is bounded")

@@ -63,6 +63,44 @@ struct ServerMQTTMessagesTests {
         #expect(messages.rememberedSubjects == 0)
     }
 
+    @Test func aRoomChangeGoesStraightToTheNewRoomAndOnlyADepartureIsNotHome() throws {
+        var messages = ServerMQTTMessages(options: Self.options())
+        let state = "venue/rooms/ann-s-phone/state"
+        func states(_ published: [MQTTMessage]) -> [String] { published.filter { $0.topic == state }.map(\.text) }
+        #expect(states(messages.messages(for: [Self.room(.roomEnter, "Kitchen", id: 1)])) == ["Kitchen"])
+        // The room decider stores a change as the old room's exit and the new room's enter, in one batch.
+        let change = messages.messages(for: [Self.room(.roomExit, "Kitchen", id: 2), Self.room(.roomEnter, "Hall", id: 3)])
+        #expect(states(change) == ["Hall"], "a room change passed through \(states(change))")
+        #expect(change.filter { $0.topic == "venue/server/events" }.count == 2, "both events are still published")
+        // Another subject's enter in the same batch does not hide a real departure.
+        let departure = messages.messages(for: [Self.room(.roomExit, "Hall", id: 4), Self.room(.roomEnter, "Hall", subject: "Bob", id: 5)])
+        #expect(states(departure) == ["not_home"])
+    }
+
+    @Test func republishedCarriesEveryAnnouncedTrackerAndItsCurrentRoom() throws {
+        var messages = ServerMQTTMessages(options: Self.options())
+        #expect(messages.republished().isEmpty)
+        let beacon = StoredEvent(id: 1, gatewayID: "g1", siteID: 1, label: "keys",
+                                 occurrence: .room(RoomOccurrence(kind: .roomEnter, time: 100, room: "Hall",
+                                                                  subject: RoomOccurrence.Subject(.beacon(BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2))))))
+        let announced = messages.messages(for: [Self.room(.roomEnter, "Kitchen"), beacon, Self.room(.roomEnter, "Hall", subject: "Bob")])
+        _ = messages.messages(for: [Self.room(.roomExit, "Hall", subject: "Bob")])
+        let again = messages.republished()
+        for config in announced where config.topic.hasPrefix("homeassistant/") {
+            #expect(again.contains(config), "\(config.topic) is not republished")
+        }
+        #expect(again.contains(MQTTMessage(topic: "venue/rooms/ann-s-phone/state", text: "Kitchen", qos: .atLeastOnce, retain: true)))
+        #expect(again.contains(MQTTMessage(topic: "venue/rooms/bob/state", text: "not_home", qos: .atLeastOnce, retain: true)))
+        #expect(messages.homeAssistantStatusTopic == "homeassistant/status")
+        // The server's device for a beacon is not named like the gateways' device for it.
+        let tracker = try #require(announced.first { $0.topic.hasPrefix("homeassistant/") && $0.text.contains("iBeacon") })
+        let device = try #require((try JSONSerialization.jsonObject(with: Data(tracker.payload)) as? [String: Any])?["device"] as? [String: Any])
+        let gatewayDevice = try #require((try JSONSerialization.jsonObject(with: Data(
+            HomeAssistantDiscovery(topics: BeaconTopics(prefix: "venue", gateway: "g1")).messages(for: BeaconIdentity(uuid: Self.uuid, major: 1, minor: 2))[0].payload))
+            as? [String: Any])?["device"] as? [String: Any])
+        #expect(device["name"] as? String != gatewayDevice["name"] as? String, "\(device) \(gatewayDevice)")
+    }
+
     @Test func aFleetAlertIsItsSubjectsRetainedLevel() throws {
         var messages = ServerMQTTMessages(options: Self.options())
         let identity = BeaconIdentity(uuid: Self.uuid, major: 1, minor: 4)

@@ -34,6 +34,10 @@ public actor MQTTClient {
         public var cleanSession = true
         public var keepAlive: UInt16 = 30
         public var will: MQTTMessage?
+        /// Published first after every accepted connection, the first and each reconnect: the
+        /// retained `online` that replaces the will the broker published while this client was
+        /// away (or that a restarted broker lost).
+        public var birth: MQTTMessage?
         public var queueCapacity = 10_000
         public var inFlightLimit = 32
         public var backoff = MQTTBackoff()
@@ -47,6 +51,19 @@ public actor MQTTClient {
         public init(broker: MQTTBrokerURL, clientIdentifier: String) {
             self.broker = broker
             self.clientIdentifier = clientIdentifier
+        }
+    }
+
+    /// One accepted connection, as ``MQTTClient/connections`` announces it.
+    public struct Connection: Sendable, Hashable, CustomStringConvertible {
+        /// 1 for the first accepted connection, 2 for the first reconnect, and so on.
+        public var number: Int
+        public var broker: MQTTBrokerURL
+        public var sessionPresent: Bool
+
+        public var isReconnect: Bool { number > 1 }
+        public var description: String {
+            "MQTT \(isReconnect ? "reconnected" : "connected") to \(broker)\(sessionPresent ? " (session kept)" : "")"
         }
     }
 
@@ -64,6 +81,11 @@ public actor MQTTClient {
     /// Messages the broker delivers for ``subscribe(_:)``.
     public nonisolated let messages: AsyncStream<MQTTMessage>
     private let messageContinuation: AsyncStream<MQTTMessage>.Continuation
+    /// Every accepted connection, after its birth message was queued: the moment to publish
+    /// again what a restarted broker may have lost (retained discovery configs and states).
+    /// Only the newest waits for a slow reader; one announcement covers all before it.
+    public nonisolated let connections: AsyncStream<Connection>
+    private let connectionContinuation: AsyncStream<Connection>.Continuation
 
     private var outbox: MQTTOutbox
     private var backoff: MQTTBackoff
@@ -79,13 +101,15 @@ public actor MQTTClient {
     public private(set) var lastError: (any Error)?
     private let report: @Sendable (String) -> Void
 
-    /// `report` hears about connection changes, for a log line.
+    /// `report` hears about connection failures, for a log line; accepted connections are
+    /// announced on ``connections``.
     public init(configuration: Configuration, report: @escaping @Sendable (String) -> Void = { _ in }) {
         self.configuration = configuration
         outbox = MQTTOutbox(capacity: configuration.queueCapacity, inFlightLimit: configuration.inFlightLimit)
         backoff = configuration.backoff
         (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self,
                                                                  bufferingPolicy: .bufferingOldest(configuration.receiveBufferLimit))
+        (connections, connectionContinuation) = AsyncStream.makeStream(of: Connection.self, bufferingPolicy: .bufferingNewest(1))
         self.report = report
     }
 
@@ -162,6 +186,7 @@ public actor MQTTClient {
         loop?.cancel()
         await loop?.value
         messageContinuation.finish()
+        connectionContinuation.finish()
     }
 
     // MARK: - Connection
@@ -223,8 +248,8 @@ public actor MQTTClient {
                 connected = true
                 backoff.reset()
                 statistics.connections += 1
-                report("MQTT connected to \(configuration.broker)\(sessionPresent ? " (session kept)" : "")")
                 onConnected(sessionPresent: sessionPresent, channel: channel)
+                connectionContinuation.yield(Connection(number: statistics.connections, broker: configuration.broker, sessionPresent: sessionPresent))
             case .packet(let packet):
                 guard connected else { throw MQTTClientError.protocolViolation("\(packet.type) before CONNACK") }
                 handle(packet, channel: channel)
@@ -244,6 +269,7 @@ public actor MQTTClient {
             try? write(.publish(publish), on: channel)
         }
         statistics.resent += resends.count
+        if let birth = configuration.birth, !stopping { outbox.enqueueFirst(birth) }
         if !sessionPresent && !subscriptions.isEmpty {
             _ = sendSubscribe(subscriptions)
         }

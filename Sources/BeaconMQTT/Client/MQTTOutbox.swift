@@ -44,6 +44,12 @@ public struct MQTTOutbox: Sendable {
         return .queuedDropping(dropped)
     }
 
+    /// Puts a message ahead of everything waiting (a birth message after a reconnect), even
+    /// beyond `capacity`: it is one message, and it must not be refused for the backlog.
+    public mutating func enqueueFirst(_ message: MQTTMessage) {
+        waiting.prepend(message)
+    }
+
     /// The next PUBLISH to send, or nil when nothing waits or the next QoS 1 message must wait
     /// for an acknowledgment.
     public mutating func nextToSend() -> MQTTPublish? {

@@ -46,6 +46,8 @@ public struct BeaconMQTTPublisher: Sendable {
     private var identities: [BluetoothAddress: BeaconIdentity] = [:]
     private var batteries: [BeaconIdentity: (millivolts: UInt16, time: Double)] = [:]
     private var batteryDiscovered: Set<BeaconIdentity> = []
+    /// The attributes payload last published per tracked beacon, so it is sent only on change.
+    private var attributes: [BeaconIdentity: [UInt8]] = [:]
 
     public init(topics: BeaconTopics, options: Options = Options()) {
         self.topics = topics
@@ -60,6 +62,28 @@ public struct BeaconMQTTPublisher: Sendable {
     public var offline: MQTTMessage { will }
 
     public var trackedBeacons: Int { tracks.count }
+
+    /// Everything retained this publisher stands behind, again: the discovery configs of the beacons it announced, and the state and attributes of those it tracks.
+    /// Sent after a reconnect (a restarted broker without persistence lost them) and when
+    /// Home Assistant announces itself (it may have started after they were published).
+    public func republished() -> [MQTTMessage] {
+        var messages: [MQTTMessage] = []
+        if options.homeAssistantDiscovery {
+            // Departed beacons too: Home Assistant keeps an entity only while its config exists.
+            for identity in discovered.sorted() {
+                messages += discovery.messages(for: identity)
+                if batteryDiscovered.contains(identity) { messages.append(discovery.batteryMessage(for: identity)) }
+            }
+        }
+        for identity in discovered.union(tracks.keys).sorted() {
+            let state = tracks[identity] == nil ? "not_home" : options.room
+            messages.append(MQTTMessage(topic: topics.beaconState(identity), text: state, qos: .atLeastOnce, retain: true))
+            if let body = attributes[identity] {
+                messages.append(MQTTMessage(topic: topics.beaconAttributes(identity), payload: body, qos: .atLeastOnce, retain: true))
+            }
+        }
+        return messages
+    }
 
     /// Whether ``note(_:)`` needs to see every sighting.
     public var wantsSightings: Bool { options.espresense || options.battery }
@@ -133,7 +157,16 @@ public struct BeaconMQTTPublisher: Sendable {
                 }
                 messages.append(MQTTMessage(topic: topics.beaconState(beacon.identity), text: options.room, qos: .atLeastOnce, retain: true))
             }
-            messages.append(MQTTMessage(topic: topics.beaconRanging(beacon.identity), payload: rangingBody(beacon, time: time)))
+            // iOS lists a beacon not heard this cycle with RSSI 0 (the strongest possible value)
+            // and unknown accuracy: no reading is published rather than one that lies.
+            if beacon.packetCount > 0 && beacon.rssi != 0 {
+                messages.append(MQTTMessage(topic: topics.beaconRanging(beacon.identity), payload: rangingBody(beacon, time: time)))
+            }
+            let attributesBody = attributesBody(beacon)
+            if attributes[beacon.identity] != attributesBody {
+                attributes[beacon.identity] = attributesBody
+                messages.append(MQTTMessage(topic: topics.beaconAttributes(beacon.identity), payload: attributesBody, qos: .atLeastOnce, retain: true))
+            }
             if options.espresense, let report = espresenseMessage(beacon, time: time) { messages.append(report) }
             tracks[beacon.identity]!.lastRanged = time
             tracks[beacon.identity]!.packets += beacon.packetCount
@@ -143,9 +176,29 @@ public struct BeaconMQTTPublisher: Sendable {
             tracks[identity] = nil
             if let address = addresses.removeValue(forKey: identity), identities[address] == identity { identities[address] = nil }
             batteries[identity] = nil
+            attributes[identity] = nil
             messages.append(MQTTMessage(topic: topics.beaconState(identity), text: "not_home", qos: .atLeastOnce, retain: true))
         }
         return messages
+    }
+
+    /// The tracker's attributes; `proximity` is unknown in a cycle the beacon was not heard,
+    /// and such a cycle keeps the zone last heard rather than flapping to unknown.
+    private func attributesBody(_ beacon: RangedBeacon) -> [UInt8] {
+        var body: [String: Any] = [
+            "uuid": beacon.identity.uuid.uuidString,
+            "major": Int(beacon.identity.major),
+            "minor": Int(beacon.identity.minor),
+            "room": options.room,
+            "gateway": topics.gateway,
+        ]
+        if beacon.proximity != .unknown {
+            body["proximity"] = beacon.proximity.description
+        } else if let last = attributes[beacon.identity],
+                  let previous = try? JSONSerialization.jsonObject(with: Data(last)) as? [String: Any], let zone = previous["proximity"] {
+            body["proximity"] = zone
+        }
+        return HomeAssistantDiscovery.json(body)
     }
 
     private func rangingBody(_ beacon: RangedBeacon, time: Double) -> [UInt8] {

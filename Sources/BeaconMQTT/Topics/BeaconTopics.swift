@@ -28,6 +28,9 @@ public struct BeaconTopics: Sendable, Hashable {
     public func beaconState(_ identity: BeaconIdentity) -> String { "\(base)/beacons/\(Self.beaconLevel(identity))/state" }
     public func beaconRanging(_ identity: BeaconIdentity) -> String { "\(base)/beacons/\(Self.beaconLevel(identity))/ranging" }
     public func beaconBattery(_ identity: BeaconIdentity) -> String { "\(base)/beacons/\(Self.beaconLevel(identity))/battery" }
+    /// The tracker's attributes: only what changes when it means something (identity, room,
+    /// proximity zone), retained, so Home Assistant's recorder is not written every second.
+    public func beaconAttributes(_ identity: BeaconIdentity) -> String { "\(base)/beacons/\(Self.beaconLevel(identity))/attributes" }
 
     /// `uuid-in-lower-case-major-minor`, e.g. `e2c56db5-dffb-48d2-b060-d0f5a71096e0-1-10`.
     public static func beaconLevel(_ identity: BeaconIdentity) -> String {

@@ -48,7 +48,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         tracker["payload_home"] = "home"
         tracker["payload_not_home"] = "not_home"
         tracker["source_type"] = "bluetooth_le"
-        tracker["json_attributes_topic"] = topics.beaconRanging(identity)
+        tracker["json_attributes_topic"] = topics.beaconAttributes(identity)
 
         /// A measurement read from the ranging topic's JSON.
         func sensor(_ name: String, key: String, unit: String, deviceClass: String) -> [String: Any] {
@@ -70,6 +70,13 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
             MQTTMessage(topic: topic, payload: Self.json(body), qos: .atLeastOnce, retain: true)
         }
     }
+
+    /// Where Home Assistant announces itself: its birth message (`online`) asks every
+    /// integration to send its discovery configs again.
+    public var statusTopic: String { "\(discoveryPrefix)/status" }
+
+    /// Whether `message` is Home Assistant saying it (re)started.
+    public func isBirth(_ message: MQTTMessage) -> Bool { message.topic == statusTopic && message.text == "online" }
 
     public func batteryTopic(_ identity: BeaconIdentity) -> String { "\(discoveryPrefix)/sensor/\(objectID(identity))_battery/config" }
 

@@ -23,7 +23,7 @@ public struct ServerMQTTMessages: Sendable {
 
     public let options: Options
     private var rooms: [String: String] = [:]
-    private var discovered: Set<String> = []
+    private var discovered: [String: RoomOccurrence.Subject] = [:]
 
     public init(options: Options) {
         self.options = options
@@ -44,7 +44,45 @@ public struct ServerMQTTMessages: Sendable {
 
     public var rememberedSubjects: Int { rooms.count }
 
+    /// Where Home Assistant announces itself; `online` there asks for discovery again.
+    public var homeAssistantStatusTopic: String { "\(options.discoveryPrefix)/status" }
+
+    /// The discovery configs and room states this server stands behind, again: after a
+    /// reconnect (a restarted broker may have lost them) and when Home Assistant announces itself.
+    public func republished() -> [MQTTMessage] {
+        var messages: [MQTTMessage] = []
+        for (name, subject) in discovered.sorted(by: { $0.key < $1.key }) {
+            if options.homeAssistantDiscovery { messages.append(trackerConfig(subject)) }
+            messages.append(MQTTMessage(topic: roomTopic(name), text: rooms[name] ?? "not_home", qos: .atLeastOnce, retain: true))
+        }
+        for (name, room) in rooms.sorted(by: { $0.key < $1.key }) where discovered[name] == nil {
+            messages.append(MQTTMessage(topic: roomTopic(name), text: room, qos: .atLeastOnce, retain: true))
+        }
+        return messages
+    }
+
+    /// The messages of one stored batch, in order. A room change is stored as the old room's
+    /// exit and the new room's enter in one batch: the exit then publishes nothing, so the
+    /// tracker goes straight to the new room and only a real departure reads `not_home`.
+    public mutating func messages(for batch: [StoredEvent]) -> [MQTTMessage] {
+        var enteredLater: Set<String> = []
+        var movesOn = [Bool](repeating: false, count: batch.count)
+        for index in batch.indices.reversed() {
+            guard case .room(let room) = batch[index].occurrence else { continue }
+            switch room.kind {
+            case .roomEnter: enteredLater.insert(room.subject.name)
+            case .roomExit: movesOn[index] = enteredLater.contains(room.subject.name)
+            }
+        }
+        return batch.indices.flatMap { messages(for: batch[$0], movingOn: movesOn[$0]) }
+    }
+
     public mutating func messages(for event: StoredEvent) -> [MQTTMessage] {
+        messages(for: event, movingOn: false)
+    }
+
+    /// `movingOn`: an exit the subject's enter of another room follows in the same batch.
+    private mutating func messages(for event: StoredEvent, movingOn: Bool) -> [MQTTMessage] {
         var messages = [MQTTMessage(topic: eventsTopic, payload: Array((try? Self.encoder.encode(event)) ?? Data()), qos: .atLeastOnce)]
         switch event.occurrence {
         case .region(let regionEvent):
@@ -58,7 +96,7 @@ public struct ServerMQTTMessages: Sendable {
                 break
             }
         case .room(let room):
-            messages += roomMessages(room)
+            messages += roomMessages(room, movingOn: movingOn)
         case .fleet(let fleet):
             let state: [String: Any] = ["level": fleet.level.rawValue, "check": fleet.check.rawValue, "reason": fleet.reason,
                                         "alertID": fleet.alertID, "time": fleet.time]
@@ -71,22 +109,23 @@ public struct ServerMQTTMessages: Sendable {
     /// A subject's room topic carries the room it is in, or `not_home` once it left its last
     /// room. An exit from a room it already left (the enter of the next room came first) does
     /// not overwrite the newer room.
-    private mutating func roomMessages(_ room: RoomOccurrence) -> [MQTTMessage] {
+    private mutating func roomMessages(_ room: RoomOccurrence, movingOn: Bool) -> [MQTTMessage] {
         let subject = room.subject.name
         var messages: [MQTTMessage] = []
         switch room.kind {
         case .roomEnter:
             if rooms[subject] != nil || rooms.count < options.maximumSubjects {
                 rooms[subject] = room.room
-                if options.homeAssistantDiscovery, discovered.count < options.maximumSubjects, discovered.insert(subject).inserted {
-                    messages.append(trackerConfig(room.subject))
+                if discovered[subject] == nil, discovered.count < options.maximumSubjects {
+                    discovered[subject] = room.subject
+                    if options.homeAssistantDiscovery { messages.append(trackerConfig(room.subject)) }
                 }
             }
             messages.append(MQTTMessage(topic: roomTopic(subject), text: room.room, qos: .atLeastOnce, retain: true))
         case .roomExit:
             guard rooms[subject] == nil || rooms[subject] == room.room else { return [] }
             rooms[subject] = nil
-            messages.append(MQTTMessage(topic: roomTopic(subject), text: "not_home", qos: .atLeastOnce, retain: true))
+            if !movingOn { messages.append(MQTTMessage(topic: roomTopic(subject), text: "not_home", qos: .atLeastOnce, retain: true)) }
         }
         return messages
     }
@@ -107,7 +146,9 @@ public struct ServerMQTTMessages: Sendable {
             "payload_not_available": "offline",
             "device": [
                 "identifiers": ["proxima_subject_\(level)"],
-                "name": subject.kind == "beacon" ? "iBeacon \(subject.major.map(String.init) ?? "?").\(subject.minor.map(String.init) ?? "?")" : subject.name,
+                // Not the gateways' device name for the same beacon ("iBeacon 1.2"): two devices in
+                // Home Assistant's list must be told apart.
+                "name": subject.kind == "beacon" ? "iBeacon \(subject.major.map(String.init) ?? "?").\(subject.minor.map(String.init) ?? "?") room" : subject.name,
                 "model": subject.kind == "beacon" ? "iBeacon \(subject.uuid?.uuidString ?? "")" : "phone",
                 "manufacturer": "Proxima",
             ] as [String: Any],

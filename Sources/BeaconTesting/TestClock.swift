@@ -21,6 +21,8 @@ public final class TestClock: Clock, @unchecked Sendable {
     private var current = Instant(offset: .zero)
     private var sleepers: [Sleeper] = []
     private var nextID: UInt64 = 0
+    /// Tasks in `waitForSleepers`, each resumed when that many sleep.
+    private var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     public init() {}
 
@@ -37,12 +39,13 @@ public final class TestClock: Clock, @unchecked Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow: Bool = lock.withLock {
-                    guard deadline > current, !Task.isCancelled else { return true }
+                let (resumeNow, waiters): (Bool, [CheckedContinuation<Void, Never>]) = lock.withLock {
+                    guard deadline > current, !Task.isCancelled else { return (true, []) }
                     sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
-                    return false
+                    return (false, takeSatisfiedWaiters())
                 }
                 if resumeNow { continuation.resume() }
+                for waiter in waiters { waiter.resume() }
             }
         } onCancel: {
             let cancelled = lock.withLock { () -> Sleeper? in
@@ -67,7 +70,22 @@ public final class TestClock: Clock, @unchecked Sendable {
 
     /// Waits (in real time, yielding) until `count` tasks sleep on this clock, so that a test
     /// advances the time only after the code under test has started its timer.
+    /// Resumed by `sleep` itself, so it costs no polling.
     public func waitForSleepers(_ count: Int) async {
-        while sleeperCount < count { await Task.yield(); try? await Task.sleep(for: .milliseconds(1)) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached: Bool = lock.withLock {
+                guard sleepers.count < count else { return true }
+                sleeperWaiters.append((count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
+
+    /// Removes the waiters that as many tasks as they wait for now sleep on; call under the lock.
+    private func takeSatisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
+        let satisfied = sleeperWaiters.filter { $0.count <= sleepers.count }.map(\.continuation)
+        sleeperWaiters.removeAll { $0.count <= sleepers.count }
+        return satisfied
     }
 }

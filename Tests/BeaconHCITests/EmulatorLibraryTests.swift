@@ -31,6 +31,7 @@ struct EmulatorLibraryTests {
             return found
         }
         let guardTask = Task {
+            // Hang guard: waits on the btvirt emulator reporting advertisers.
             try await Task.sleep(for: .seconds(20))
             task.cancel()
         }
@@ -75,6 +76,7 @@ struct EmulatorLibraryTests {
         // The emulator reports every advertiser at once when scanning starts; the running one is
         // the positive control, and the stopped one must not be among what arrives with it.
         let heard = try await Self.collect(session.sightings, count: 1)
+        // Waits on the btvirt emulator delivering any report still on its way.
         try await Task.sleep(for: .milliseconds(200))
         try await session.stop()
         var rest: [Sighting] = []

@@ -87,7 +87,7 @@ import Testing
         _ = try #require(await script.nextCommand())
         try await script.send(ScriptedController.commandComplete(.leSetScanParameters))
         // The time moves only once the stray reply has been seen, however busy the machine is.
-        while await host.unmatchedReplies.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        await host.waitForUnmatchedReplies(1)
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(3))
         do {
@@ -115,9 +115,9 @@ import Testing
         try await script.send(ScriptedController.commandComplete(.reset, credits: 0))
         _ = try await first
         async let second = host.send(LECommand.setScanEnable(false))
-        // Give the host every chance to send early; the credit-only event then releases it, so
-        // the command must arrive after the credit was granted.
-        try await Task.sleep(for: .milliseconds(100))
+        // The host holds the command for want of a credit; the credit-only event then releases
+        // it, so the command must arrive after the credit was granted.
+        await host.waitForCommandsAwaitingCredit(1)
         let creditGranted = Int64(Date().timeIntervalSince1970 * 1_000_000)
         try await script.send(CommandComplete(numberOfCommandPackets: 1, opcode: .noOperation, returnParameters: []).event)
         let secondSeen = try #require(await script.nextTimedCommand())

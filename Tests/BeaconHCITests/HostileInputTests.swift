@@ -137,6 +137,7 @@ import Testing
             group.addTask {
                 // Only a guard against the old behaviour (sleeping for ten years); the replay
                 // itself fails as soon as it reaches the record.
+                // Hang guard only (no process): the replay is in-process and has no clock to inject.
                 try await Task.sleep(for: .seconds(60))
                 return nil
             }

@@ -54,6 +54,7 @@ import Glibc
         let reply = Task { try await host.send(HCICommand(opcode: .reset)) }
         #expect(terminal.read(count: 4) == [0x01, 0x03, 0x0C, 0x00], "raw mode must pass the command bytes unchanged")
         terminal.write([0x04, 0x0E, 0x04])
+        // Waits on the pseudo-terminal delivering the first half alone, so the host reads it split.
         try await Task.sleep(for: .milliseconds(20))
         terminal.write([0x01, 0x03, 0x0C, 0x00])
         #expect(try await reply.value.opcode == .reset)

@@ -53,6 +53,7 @@ final class RawConnection: Sendable {
                 return true
             }
             group.addTask {
+                // Hang guard only: waits on the server at the socket's other end closing it.
                 try? await Task.sleep(for: guardTime)
                 return false
             }

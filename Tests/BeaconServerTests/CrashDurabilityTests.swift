@@ -61,6 +61,7 @@ struct CrashDurabilityTests {
         var health = 0
         for _ in 0..<60 where health != 503 {
             health = try await Self.status(base, "/health")
+            // Waits on the child `proxima serve` noticing that the PostgreSQL server stopped.
             if health != 503 { try await Task.sleep(for: .milliseconds(250)) }
         }
         #expect(health == 503, "/health during the outage")
@@ -71,6 +72,7 @@ struct CrashDurabilityTests {
 
         try postgres.start()
         for _ in 0..<120 where health != 200 {
+            // Waits on the restarted PostgreSQL server and the child `proxima serve` reconnecting to it.
             try await Task.sleep(for: .milliseconds(250))
             health = try await Self.status(base, "/health")
         }
@@ -184,8 +186,10 @@ struct CrashDurabilityTests {
                     let before = await tally.report.acknowledged
                     let patience = ContinuousClock.now + .seconds(3)
                     while await tally.report.acknowledged < before + Self.gateways * 2, ContinuousClock.now < patience {
+                        // Waits on the child `proxima serve` acknowledging the gateways' batches.
                         try await Task.sleep(for: .milliseconds(10))
                     }
+                    // A random moment in the child `proxima serve`'s work to kill it at (the point of the test, not a settle).
                     try await Task.sleep(for: .milliseconds(Int.random(in: 0...300, using: &generator)))
                     let victim = await incarnation.process
                     kill(victim.process.processIdentifier, SIGKILL)
@@ -207,6 +211,7 @@ struct CrashDurabilityTests {
                     while after < 5 {
                         if number >= 800 {
                             // The stream's hour is used up: wait for the last restart, then stop.
+                            // Waits on the killer's last restart of the child `proxima serve`.
                             while await !tally.killerDone { try await Task.sleep(for: .milliseconds(50)) }
                             break
                         }
@@ -221,6 +226,7 @@ struct CrashDurabilityTests {
                                 break
                             } catch {
                                 // The server died under the request, or is starting: the batch goes again.
+                                // Waits on the child `proxima serve` restarting after its kill.
                                 try await Task.sleep(for: .milliseconds(50))
                                 if attempts > 2_000 { throw error }
                             }

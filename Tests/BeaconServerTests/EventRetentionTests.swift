@@ -1,4 +1,5 @@
 @testable import BeaconServer
+import BeaconTesting
 import Foundation
 import Logging
 import SQLKit
@@ -42,18 +43,22 @@ import Testing
         try await TestBackend.sqlite.withStore { store in
             try await Self.insertEvents(1_200, recordedAt: 100, into: store)
             try await Self.insertEvents(3, recordedAt: 99_000, into: store)
+            let timer = TestClock()
             var retention = EventRetention(seconds: 3_600)
-            retention.interval = .milliseconds(20)
-            let service = EventRetentionService(store: store, retention: retention, clock: { 100_000 }, logger: Logger(label: "test"))
+            retention.interval = .seconds(10)
+            let service = EventRetentionService(store: store, retention: retention, clock: { 100_000 }, timer: timer, logger: Logger(label: "test"))
             let running = Task { await service.run() }
-            var left = try await Self.count(store)
-            for _ in 0..<500 where left != 3 {
-                try await Task.sleep(for: .milliseconds(20))
-                left = try await Self.count(store)
-            }
+            // The service sleeps on the test clock once a round is over.
+            await timer.waitForSleepers(1)
+            #expect(try await Self.count(store) == 3)
+            // Events past the retention that come later go in the next round, not before it.
+            try await Self.insertEvents(5, recordedAt: 200, into: store)
+            #expect(try await Self.count(store) == 8)
+            timer.advance(by: .seconds(10))
+            await timer.waitForSleepers(1)
+            #expect(try await Self.count(store) == 3)
             running.cancel()
             await running.value
-            #expect(left == 3)
         }
     }
 

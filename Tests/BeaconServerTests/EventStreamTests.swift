@@ -162,6 +162,7 @@ struct EventStreamTests {
         #expect(try await monitor.waitForExit(timeout: .seconds(60)) == 0)
         func lines() -> [String] { monitor.outputText.split(separator: "\n").map(String.init).filter { $0.hasPrefix("{") } }
         // The output pipe is read on its own thread; give it the moment to catch up with the exit.
+        // Waits on the pipe from the child `proxima monitor`.
         for _ in 0..<100 where lines().count < 2 { try await Task.sleep(for: .milliseconds(50)) }
         return lines()
     }

@@ -20,6 +20,7 @@ struct FleetCommandTests {
             #expect(try await fleet.waitForExit(timeout: .seconds(30)) == 0, "\(fleet.outputText)")
             table = fleet.outputText
             if table.contains("demo-shopper") { break }
+            // Waits on the demo gateway inside the child `proxima serve --demo` posting its first batch.
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(table.hasPrefix("state    last heard   heard by"), "\(table)")

@@ -60,8 +60,10 @@ import Testing
         // then a couple of seconds of sightings to hold.
         let deadline = ContinuousClock.now.advanced(by: .seconds(180))
         while !Self.handlesTerminate(gateway.process.processIdentifier), gateway.process.isRunning, ContinuousClock.now < deadline {
+            // Waits on the child `proxima gateway` installing its SIGTERM handler.
             try await Task.sleep(for: .milliseconds(50))
         }
+        // Waits on the child `proxima gateway` hearing two real-time seconds of sightings to hold.
         try await Task.sleep(for: .seconds(2))
         gateway.process.terminate()
         let status = try await gateway.waitForExit(timeout: .seconds(60))

@@ -22,6 +22,7 @@ struct HelpRequestEndToEndTests {
         while ContinuousClock.now < deadline {
             if process.outputText.contains(text) { return Date() }
             if !process.process.isRunning, !process.outputText.contains(text) { break }
+            // Waits on a child `proxima` process writing its output.
             try await Task.sleep(for: .milliseconds(5))
         }
         Issue.record("'\(text)' did not appear: \(process.outputText.suffix(2000))")
@@ -77,6 +78,7 @@ struct HelpRequestEndToEndTests {
         for _ in 0..<200 {
             let events = try await phoneAPI.get("/v1/devices/\(visitor.device.id)/events?format=json", as: [StoredEvent].self)
             if !events.isEmpty { break }
+            // Waits on the child `proxima gateway` (the visitor's phone) and `proxima serve` storing its first event.
             try await Task.sleep(for: .milliseconds(100))
         }
 
@@ -96,6 +98,7 @@ struct HelpRequestEndToEndTests {
         let venue = try ProximaProcess(["gateway", "--server", base.absoluteString, "--simulate", scenarioPath, "--speed", "1", "--slice", "0.5",
                                         "--receiver-token", "helper=\(helper.token)"] + gatewayTokens.flatMap { ["--receiver-token", $0] })
         processes.append(venue)
+        // Waits on the child `proxima gateway` (the venue) hearing the advertising phone in real time; it announces nothing to await.
         try await Task.sleep(for: .seconds(2))
 
         let helping = try ProximaProcess(["help-request", "--helper", String(requestID), "--server", base.absoluteString, "--token", helper.token])

@@ -171,6 +171,7 @@ struct LiveEventStreamTests {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
+            // Waits on the child `proxima serve`, whose events reach the test over a real socket.
             try await Task.sleep(for: .milliseconds(50))
         }
         return false
@@ -190,6 +191,7 @@ struct LiveEventStreamTests {
         #expect(connected == 0)
         close(socket)
         // Let the server see the close before the next connection.
+        // Waits on the child `proxima serve` seeing the close before the next connection.
         try await Task.sleep(for: .milliseconds(200))
     }
 

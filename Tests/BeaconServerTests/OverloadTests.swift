@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconTesting
 @testable import BeaconServer
 import Foundation
 import Hummingbird
@@ -131,6 +132,36 @@ struct OverloadTests {
         #expect(throttle.addressesHeld <= 100)
     }
 
+    /// A throttled address may guess again once its allowance refilled, and not before.
+    @Test func theThrottleRefillsWithTime() {
+        let clock = TestClock()
+        let throttle = AuthFailureThrottle(burst: 3, perMinute: 1, maxAddresses: 100, clock: clock)
+        for _ in 0..<3 { throttle.failed(address: "192.0.2.1") }
+        #expect(throttle.wait(address: "192.0.2.1", token: "px_guess") == 60)
+        clock.advance(by: .seconds(30))
+        #expect(throttle.wait(address: "192.0.2.1", token: "px_guess") == 30)
+        clock.advance(by: .seconds(30))
+        #expect(throttle.wait(address: "192.0.2.1", token: "px_guess") == nil)
+        throttle.failed(address: "192.0.2.1")
+        #expect(throttle.wait(address: "192.0.2.1", token: "px_guess") == 60, "one more wrong token empties the allowance again")
+    }
+
+    /// A gateway's bucket refills at its rate: a batch over the burst is told how long to wait,
+    /// and is taken once that time has passed.
+    @Test func theBatchBucketRefillsAtItsRate() async {
+        let clock = TestClock()
+        let limiter = RateLimiter(rate: 2, burst: 3, clock: clock)
+        for _ in 0..<3 { #expect(await limiter.take("door") == nil) }
+        #expect(await limiter.take("door") == 0.5)
+        #expect(await limiter.take("till") == nil, "another gateway has its own bucket")
+        clock.advance(by: .milliseconds(500))
+        #expect(await limiter.take("door") == nil)
+        #expect(await limiter.take("door") == 0.5)
+        clock.advance(by: .seconds(60))
+        for _ in 0..<3 { #expect(await limiter.take("door") == nil) }
+        #expect(await limiter.take("door") == 0.5, "the bucket holds no more than its burst")
+    }
+
     /// A rogue transmitter cycling through 10,000 random minors under one UUID, heard by one
     /// gateway: the gateway's engine keeps at most its beacon limit of them (in memory and in
     /// its checkpoint rows), every batch is still taken, and a second gateway is served.
@@ -255,8 +286,7 @@ struct OverloadTests {
 
         // A stream the client closes gives its place back once the server sees it gone.
         accepted.forEach { $0.close() }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while server.streams.openStreams > 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        await server.streams.waitUntilOpen(atMost: 4)
         #expect(server.streams.openStreams == 4, "the closed streams were not given back")
         let again = try await RawStream.openMany(port: port, path: "/v1/events?follow=true", token: flooder, count: 1)
         defer { again.forEach { $0.close() } }

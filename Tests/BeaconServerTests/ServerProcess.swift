@@ -63,6 +63,7 @@ final class ProximaProcess: @unchecked Sendable {
                 Issue.record("proxima serve exited: \(server.outputText)")
                 throw CancellationError()
             }
+            // Waits on the child `proxima serve` announcing its address.
             try await Task.sleep(for: .milliseconds(100))
         }
         server.stop()
@@ -85,6 +86,7 @@ final class ProximaProcess: @unchecked Sendable {
                 Issue.record("process did not finish in time: \(outputText.suffix(2000))")
                 break
             }
+            // Waits on the child process exiting.
             try await Task.sleep(for: .milliseconds(50))
         }
         process.waitUntilExit()

@@ -17,33 +17,30 @@ struct ServiceLifecycleTests {
         options.database = .sqliteFile(path: path)
         options.port = 0
         options.adminToken = "px_lifecycle-admin-token-0123456789"
-        let lines = NIOLockedValueBox<[String]>([])
+        // The runner announces each line through this, and the group's end closes it, so the
+        // test waits for the address (or the reason there is none) without polling.
+        let (announced, announcer) = AsyncStream.makeStream(of: String.self)
         let (group, server) = try await ServeRunner.serviceGroup(options, logger: Logger(label: "test"), gracefulShutdownSignals: []) { line in
-            lines.withLockedValue { $0.append(line) }
+            announcer.yield(line)
         }
         let ended = NIOLockedValueBox<String?>(nil)
         let running = Task {
             do {
                 try await group.run()
                 ended.withLockedValue { $0 = "the service group ended" }
+                announcer.finish()
             } catch {
                 ended.withLockedValue { $0 = "the service group failed: \(error)" }
+                announcer.finish()
                 throw error
             }
         }
         var address: String?
-        // Generous: the server starts inside the test process, on the cooperative threads that
-        // pass 1's hundreds of parallel tests share. Alone it announces within a second; on
-        // 2-core CI runs it twice had not within 120 and 300 s, while tests that ran `proxima`
-        // blocked cooperative threads for whole child runs (they no longer do). A group that
-        // ends first fails at once, with its reason.
-        let deadline = ContinuousClock.now + .seconds(300)
-        while address == nil, ContinuousClock.now < deadline, ended.withLockedValue({ $0 }) == nil {
-            address = lines.withLockedValue { $0 }.first { $0.hasPrefix("listening on ") }?
-                .split(separator: " ").dropFirst(2).first.map(String.init)
-            if address == nil { try await Task.sleep(for: .milliseconds(20)) }
+        for await line in announced where line.hasPrefix("listening on ") {
+            address = line.split(separator: " ").dropFirst(2).first.map(String.init)
+            break
         }
-        let base = try #require(address, "the server never announced its address: \(ended.withLockedValue { $0 } ?? "still starting after 300 s")")
+        let base = try #require(address, "the server never announced its address: \(ended.withLockedValue { $0 } ?? "no reason given")")
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/health"), timeout: .seconds(10))
         #expect(response.status == .ok)
         // Migrations ran inside the group: the admin token from the options was stored.

@@ -64,6 +64,7 @@ struct SurveyCommandTests {
         for _ in 0..<300 {
             started = try JSONDecoder().decode(SurveyRecorder.Listing.self, from: try await admin.data("GET", "/v1/sites/\(site)/survey-recordings"))
             if started?.recordings.isEmpty == false { break }
+            // Waits on the child `proxima survey record` opening its window on the child `proxima serve`.
             try await Task.sleep(for: .milliseconds(100))
         }
         let window = try #require(started?.recordings.first)

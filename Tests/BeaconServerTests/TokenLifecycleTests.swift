@@ -134,4 +134,30 @@ import Testing
             throw error
         }
     }
+
+    /// A remembered token is answered from memory for the cache's lifetime, and never past the
+    /// token's own expiry: both measured on the injected clocks, not waited for.
+    @Test func aRememberedTokenIsForgottenAfterItsLifetimeOrItsExpiry() async throws {
+        try await TestBackend.sqlite.withStore { store in
+            let clock = TestClock()
+            let start = Date().timeIntervalSince1970
+            let cache = TokenCache(lifetime: .seconds(30), clock: clock,
+                                   wallClock: { start + Double(clock.now.offset.components.seconds) })
+            let lasting = try await store.issueToken(name: "lasting", role: .operator)
+            let expiring = try await store.issueToken(name: "expiring", role: .operator, expiresAt: start + 10)
+            #expect(try await cache.principal(for: lasting.token, store: store)?.tokenID == lasting.id)
+            #expect(try await cache.principal(for: expiring.token, store: store)?.tokenID == expiring.id)
+            // Revoked behind the cache's back (as another instance would), so only memory answers now.
+            _ = try await store.revokeToken(id: lasting.id)
+            _ = try await store.revokeToken(id: expiring.id)
+            clock.advance(by: .seconds(9))
+            #expect(try await cache.principal(for: lasting.token, store: store)?.tokenID == lasting.id)
+            #expect(try await cache.principal(for: expiring.token, store: store)?.tokenID == expiring.id)
+            clock.advance(by: .seconds(1))
+            #expect(try await cache.principal(for: expiring.token, store: store) == nil, "remembered past the token's expiry")
+            #expect(try await cache.principal(for: lasting.token, store: store)?.tokenID == lasting.id)
+            clock.advance(by: .seconds(20))
+            #expect(try await cache.principal(for: lasting.token, store: store) == nil, "remembered past the cache's lifetime")
+        }
+    }
 }

@@ -93,6 +93,7 @@ final class BrowserSession: @unchecked Sendable {
                 ready = true
                 break
             }
+            // Waits on the chromedriver process answering on its port.
             try await Task.sleep(for: .milliseconds(100))
         }
         guard ready else {
@@ -102,6 +103,8 @@ final class BrowserSession: @unchecked Sendable {
         let profile = NSTemporaryDirectory() + "proxima-chromium-\(UUID().uuidString)"
         let arguments: [JSONValue] = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
                                       "--no-first-run", "--disable-extensions", "--disable-background-networking", "--disable-sync",
+                                      // A page in a window that is not in front keeps its timers (the fleet page waits in one).
+                                      "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
                                       "--disable-component-update", "--user-data-dir=\(profile)"].map { .string($0) }
         let capabilities: JSONValue = .object(["capabilities": .object(["alwaysMatch": .object([
             "browserName": "chrome", "unhandledPromptBehavior": "ignore",
@@ -132,6 +135,7 @@ final class BrowserSession: @unchecked Sendable {
         _ = try? await Self.raw("DELETE", "\(driverURL)/session/\(sessionID)", body: nil)
         // chromedriver leaves on its /shutdown command; it does not act on SIGTERM.
         _ = try? await Self.raw("GET", "\(driverURL)/shutdown", body: nil)
+        // Waits on the chromedriver process exiting.
         for _ in 0..<50 where driver.isRunning { try? await Task.sleep(for: .milliseconds(100)) }
         if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
         driver.waitUntilExit()
@@ -160,6 +164,30 @@ final class BrowserSession: @unchecked Sendable {
         return answer["value"] ?? .null
     }
 
+    /// The handle of the window commands go to.
+    func currentWindow() async throws -> String {
+        guard let handle = try await command("GET", "/window").string else { throw Failure(description: "no current window") }
+        return handle
+    }
+
+    /// Opens a new window (not a tab, so neither hides the other) and makes it current.
+    func openWindow() async throws -> String {
+        guard let handle = try await command("POST", "/window/new", .object(["type": "window"]))["handle"]?.string else {
+            throw Failure(description: "no new window")
+        }
+        try await switchTo(window: handle)
+        return handle
+    }
+
+    func switchTo(window handle: String) async throws {
+        try await command("POST", "/window", .object(["handle": .string(handle)]))
+    }
+
+    /// Closes the current window; switch to another before the next command.
+    func closeWindow() async throws {
+        try await command("DELETE", "/window")
+    }
+
     func open(_ url: String) async throws {
         try await command("POST", "/url", .object(["url": .string(url)]))
     }
@@ -183,6 +211,7 @@ final class BrowserSession: @unchecked Sendable {
         while ContinuousClock.now < deadline {
             last = try await run(script)
             if last.isTruthy { return last }
+            // Waits on Chromium's page, driven by the server it talks to.
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Failure(description: "timed out after \(timeout) waiting for \(what); last answer \(last)")

@@ -180,5 +180,6 @@ struct EmulatorEndToEndTests {
 /// Polls `condition` until it holds or a generous hang-guard limit passes.
 func waitUntil(timeout: Duration = .seconds(20), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now.advanced(by: timeout)
+    // Waits on the child `proxima` processes and the btvirt emulator they talk to.
     while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
 }

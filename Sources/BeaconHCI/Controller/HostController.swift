@@ -23,6 +23,8 @@ public actor HostController {
     private var awaitingReply: [ReplyWaiter] = []
     private var expired: Set<Int> = []
     private var ignoredReplies: [HCIOpcode] = []
+    /// Tasks in `waitForUnmatchedReplies` or `waitForCommandsAwaitingCredit`, woken at each change.
+    private var stateWaiters: [CheckedContinuation<Void, Never>] = []
     private var subscribers: [Int: AsyncThrowingStream<TimestampedPacket, any Error>.Continuation] = [:]
     private var failure: HostControllerError?
     private var readerTask: Task<Void, Never>?
@@ -102,6 +104,7 @@ public actor HostController {
         } else {
             try await withCheckedThrowingContinuation { continuation in
                 creditQueue.append((id, continuation))
+                wakeStateWaiters()
             }
         }
         if let failure { throw failure }
@@ -168,6 +171,23 @@ public actor HostController {
     /// Replies that matched no command in flight, oldest first.
     public var unmatchedReplies: [HCIOpcode] { ignoredReplies }
 
+    /// Returns once `count` replies matched no command, so a test acts only after the host has
+    /// read them, however busy the machine is.
+    public func waitForUnmatchedReplies(_ count: Int) async {
+        while ignoredReplies.count < count { await withCheckedContinuation { stateWaiters.append($0) } }
+    }
+
+    /// Returns once `count` commands wait for a credit from the controller.
+    public func waitForCommandsAwaitingCredit(_ count: Int) async {
+        while creditQueue.count < count { await withCheckedContinuation { stateWaiters.append($0) } }
+    }
+
+    private func wakeStateWaiters() {
+        let waiters = stateWaiters
+        stateWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
     /// Closes the link; commands in flight fail and event streams finish.
     public func close() {
         transport.close()
@@ -222,6 +242,7 @@ public actor HostController {
                 if awaitingReply[index].settle(.success(reply)) { awaitingReply.remove(at: index) }
             } else {
                 ignoredReplies.append(reply.opcode)
+                wakeStateWaiters()
             }
         }
         handOutCredits(count: 0)

@@ -7,22 +7,25 @@ import Foundation
 public actor SignInCodes {
     struct Entry {
         var token: String
-        var expires: ContinuousClock.Instant
+        var expires: Duration
     }
 
     /// Codes are kept by their hash, as tokens are, so a memory dump lists no usable code.
     private var entries: [String: Entry] = [:]
     private let lifetime: Duration
     private let capacity: Int
+    private let time: ElapsedTime
 
-    public init(lifetime: Duration = .seconds(600), capacity: Int = 1_000) {
+    /// - Parameter clock: a code's lifetime is measured on it.
+    public init(lifetime: Duration = .seconds(600), capacity: Int = 1_000, clock: any Clock<Duration> = ContinuousClock()) {
         self.lifetime = lifetime
         self.capacity = capacity
+        self.time = ElapsedTime(clock: clock)
     }
 
     /// A new code standing for `token` (128 random bits, URL-safe).
     public func issue(for token: String) -> String {
-        let now = ContinuousClock.now
+        let now = time.now
         entries = entries.filter { $0.value.expires > now }
         if entries.count >= capacity, let oldest = entries.min(by: { $0.value.expires < $1.value.expires }) {
             entries.removeValue(forKey: oldest.key)
@@ -35,7 +38,7 @@ public actor SignInCodes {
 
     /// The token a code stands for, once: the code is gone afterwards, used or expired.
     public func redeem(_ code: String) -> String? {
-        guard let entry = entries.removeValue(forKey: Self.hash(code)), entry.expires > ContinuousClock.now else { return nil }
+        guard let entry = entries.removeValue(forKey: Self.hash(code)), entry.expires > time.now else { return nil }
         return entry.token
     }
 

@@ -59,15 +59,19 @@ struct EventRetentionService: Service {
     let batch: Int
     let interval: Duration
     let clock: @Sendable () -> Double
+    /// The pause between rounds is slept on it.
+    let timer: any Clock<Duration>
     let logger: Logger
 
-    init(store: Store, retention: EventRetention?, clock: @escaping @Sendable () -> Double, logger: Logger) {
+    init(store: Store, retention: EventRetention?, clock: @escaping @Sendable () -> Double,
+         timer: any Clock<Duration> = ContinuousClock(), logger: Logger) {
         let pacing = retention ?? EventRetention(seconds: .infinity)
         self.store = store
         self.serverSeconds = retention?.seconds
         self.batch = pacing.batch
         self.interval = pacing.interval
         self.clock = clock
+        self.timer = timer
         self.logger = logger
     }
 
@@ -80,7 +84,7 @@ struct EventRetentionService: Service {
                 } catch {
                     logger.warning("event purge failed", metadata: ["error": "\(error)"])
                 }
-                do { try await Task.sleep(for: interval) } catch { return }
+                do { try await timer.sleep(for: interval) } catch { return }
             }
         }
     }

@@ -9,7 +9,7 @@ import Foundation
 final class AuthFailureThrottle: @unchecked Sendable {
     struct Entry {
         var allowance: Double
-        var updated: ContinuousClock.Instant
+        var updated: Duration
         /// Digests of tokens that authenticated from this address, newest last.
         var recentlyValid: [SHA256Digest] = []
     }
@@ -22,12 +22,13 @@ final class AuthFailureThrottle: @unchecked Sendable {
     static let recentTokensPerAddress = 8
     private let lock = NSLock()
     private var entries: [String: Entry] = [:]
-    private let clock = ContinuousClock()
+    private let time: ElapsedTime
 
-    init(burst: Int, perMinute: Int, maxAddresses: Int = 10_000) {
+    init(burst: Int, perMinute: Int, maxAddresses: Int = 10_000, clock: any Clock<Duration> = ContinuousClock()) {
         self.burst = Double(burst)
         self.perMinute = Double(perMinute)
         self.maxAddresses = maxAddresses
+        self.time = ElapsedTime(clock: clock)
     }
 
     /// Seconds until `token` may be tried from `address`, or nil when it may be now.
@@ -43,7 +44,7 @@ final class AuthFailureThrottle: @unchecked Sendable {
 
     func failed(address: String) {
         lock.withLock {
-            var entry = entries[address] ?? Entry(allowance: burst, updated: clock.now)
+            var entry = entries[address] ?? Entry(allowance: burst, updated: time.now)
             refill(&entry)
             entry.allowance = max(0, entry.allowance - 1)
             if entries[address] == nil { makeRoom() }
@@ -53,7 +54,7 @@ final class AuthFailureThrottle: @unchecked Sendable {
 
     func succeeded(address: String, token: String) {
         lock.withLock {
-            var entry = entries[address] ?? Entry(allowance: burst, updated: clock.now)
+            var entry = entries[address] ?? Entry(allowance: burst, updated: time.now)
             if entries[address] == nil { makeRoom() }
             let digest = SHA256.hash(data: Data(token.utf8))
             entry.recentlyValid.removeAll { $0 == digest }
@@ -66,9 +67,8 @@ final class AuthFailureThrottle: @unchecked Sendable {
     var addressesHeld: Int { lock.withLock { entries.count } }
 
     private func refill(_ entry: inout Entry) {
-        let now = clock.now
-        let elapsed = entry.updated.duration(to: now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let now = time.now
+        let seconds = ElapsedTime.seconds(now - entry.updated)
         entry.allowance = min(burst, entry.allowance + seconds * perMinute / 60)
         entry.updated = now
     }

@@ -11,6 +11,8 @@ final class EventStreamLimiter: @unchecked Sendable {
     private let lock = NSLock()
     private var openByToken: [Int: Int] = [:]
     private var openInAll = 0
+    /// Tasks in `waitUntilOpen(atMost:)`, each resumed once no more than its count are open.
+    private var closeWaiters: [(atMost: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     init(perToken: Int, total: Int) {
         self.perToken = perToken
@@ -38,12 +40,29 @@ final class EventStreamLimiter: @unchecked Sendable {
 
     var openStreams: Int { lock.withLock { openInAll } }
 
+    /// Returns once at most `count` streams are open: a stream its client closed is given back
+    /// when the server sees it gone, a moment no caller can time.
+    func waitUntilOpen(atMost count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached: Bool = lock.withLock {
+                guard openInAll > count else { return true }
+                closeWaiters.append((count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
+
     fileprivate func close(tokenID: Int) {
-        lock.withLock {
+        let reached: [CheckedContinuation<Void, Never>] = lock.withLock {
             openInAll -= 1
             let left = (openByToken[tokenID] ?? 1) - 1
             openByToken[tokenID] = left > 0 ? left : nil
+            let reached = closeWaiters.filter { $0.atMost >= openInAll }.map(\.continuation)
+            closeWaiters.removeAll { $0.atMost >= openInAll }
+            return reached
         }
+        for continuation in reached { continuation.resume() }
     }
 
     private func refusal(tokenID: Int) -> APIError? {

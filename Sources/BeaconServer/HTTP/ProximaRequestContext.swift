@@ -112,21 +112,31 @@ struct AuthenticationMiddleware: RouterMiddleware {
 /// (where several instances share the tokens) nothing is remembered (`lifetime` zero). An entry
 /// never outlives its token's expiry.
 actor TokenCache {
-    private var entries: [String: (principal: Principal, expires: ContinuousClock.Instant)] = [:]
+    private var entries: [String: (principal: Principal, expires: Duration)] = [:]
     private let lifetime: Duration
+    private let time: ElapsedTime
+    /// Seconds since 1970, which token expiry times are in.
+    private let wallClock: @Sendable () -> Double
 
-    init(lifetime: Duration = .seconds(30)) {
+    /// - Parameters:
+    ///   - clock: how long an entry has been remembered is measured on it.
+    ///   - wallClock: token expiry times are compared with it.
+    init(lifetime: Duration = .seconds(30), clock: any Clock<Duration> = ContinuousClock(),
+         wallClock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.lifetime = lifetime
+        self.time = ElapsedTime(clock: clock)
+        self.wallClock = wallClock
     }
 
     func principal(for token: String, store: Store) async throws -> Principal? {
-        let now = ContinuousClock.now
+        let now = time.now
         if let entry = entries[token], entry.expires > now { return entry.principal }
-        guard let principal = try await store.authenticate(token: token) else { return nil }
+        let wallNow = wallClock()
+        guard let principal = try await store.authenticate(token: token, now: wallNow) else { return nil }
         guard lifetime > .zero else { return principal }
         var expires = now + lifetime
         if let expiresAt = principal.expiresAt {
-            let left = expiresAt - Date().timeIntervalSince1970
+            let left = expiresAt - wallNow
             expires = min(expires, now + .milliseconds(Int64(max(0, left) * 1000)))
         }
         if entries.count > 10_000 { entries.removeAll() }

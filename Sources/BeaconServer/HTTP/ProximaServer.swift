@@ -19,7 +19,7 @@ public final class ProximaServer: Sendable {
     /// Rotating identities: the index that maps them to registered beacons (Security/).
     public let rotation: RotationResolver
     /// One-time dashboard sign-in codes (docs/dashboard.md).
-    public let signInCodes = SignInCodes()
+    public let signInCodes: SignInCodes
     let limiter: RateLimiter
     let streams: EventStreamLimiter
     let authThrottle: AuthFailureThrottle
@@ -31,14 +31,19 @@ public final class ProximaServer: Sendable {
     let passPushes: PassPushService?
     let logger: Logger
 
-    /// - Parameter clock: seconds since 1970, for ingestion (sighting time bounds, record times).
+    /// - Parameters:
+    ///   - intervalClock: what expires or refills with time (remembered tokens, sign-in codes,
+    ///     batch and wrong-token allowances) is measured on it.
+    ///   - clock: seconds since 1970, for ingestion (sighting time bounds, record times).
     public init(store: Store, configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "proxima.server"),
+                intervalClock: any Clock<Duration> = ContinuousClock(),
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
         self.configuration = configuration
         // Several instances share a PostgreSQL database: a token revoked by one must fail at
         // once on all, so none remembers tokens.
-        tokenCache = TokenCache(lifetime: store.database.dialect == .postgres ? .zero : .seconds(30))
+        tokenCache = TokenCache(lifetime: store.database.dialect == .postgres ? .zero : .seconds(30), clock: intervalClock)
+        signInCodes = SignInCodes(clock: intervalClock)
         let metrics = ServerMetrics()
         self.metrics = metrics
         self.logger = logger
@@ -61,9 +66,10 @@ public final class ProximaServer: Sendable {
                                        fleet: configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil,
                                        security: configuration.securityChecks ? SecurityTracking(clock: clock) : nil,
                                        rotation: rotation, registry: registry, publisher: publisher, metrics: metrics, clock: clock)
-        self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst)
+        self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst, clock: intervalClock)
         self.streams = EventStreamLimiter(perToken: configuration.maxEventStreamsPerToken, total: configuration.maxEventStreams)
-        self.authThrottle = AuthFailureThrottle(burst: configuration.wrongTokenBurst, perMinute: configuration.wrongTokensPerMinute)
+        self.authThrottle = AuthFailureThrottle(burst: configuration.wrongTokenBurst, perMinute: configuration.wrongTokensPerMinute,
+                                                clock: intervalClock)
         var passPushes: PassPushService?
         if let passes = configuration.passes {
             do {

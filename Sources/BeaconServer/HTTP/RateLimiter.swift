@@ -4,25 +4,25 @@ import Foundation
 actor RateLimiter {
     struct Bucket {
         var tokens: Double
-        var updated: ContinuousClock.Instant
+        var updated: Duration
     }
 
     let rate: Double
     let burst: Double
     private var buckets: [String: Bucket] = [:]
-    private let clock = ContinuousClock()
+    private let time: ElapsedTime
 
-    init(rate: Double, burst: Double) {
+    init(rate: Double, burst: Double, clock: any Clock<Duration> = ContinuousClock()) {
         self.rate = rate
         self.burst = burst
+        self.time = ElapsedTime(clock: clock)
     }
 
     /// Takes one token; returns the seconds to wait when none is left.
     func take(_ key: String) -> Double? {
-        let now = clock.now
+        let now = time.now
         var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-        let elapsed = bucket.updated.duration(to: now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = ElapsedTime.seconds(now - bucket.updated)
         bucket.tokens = min(burst, bucket.tokens + seconds * rate)
         bucket.updated = now
         defer { buckets[key] = bucket }

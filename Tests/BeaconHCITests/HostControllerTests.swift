@@ -105,7 +105,8 @@ import Testing
         await host.close()
     }
 
-    @Test func waitsForCommandCreditsBeforeSending() async throws {
+    // Awaits a condition with no deadline of its own: the limit turns a hang into a failure.
+    @Test(.timeLimit(.minutes(10))) func waitsForCommandCreditsBeforeSending() async throws {
         let script = try ScriptedController()
         let host = HostController(transport: script.hostTransport, defaultTimeout: .seconds(10))
         async let first = host.send(HCICommand(opcode: .reset))

@@ -231,7 +231,8 @@ struct PositionTests {
         }
     }
 
-    @Test func roomEventsAreDeliveredToWebhooks() async throws {
+    // Awaits a condition with no deadline of its own: the limit turns a hang into a failure.
+    @Test(.timeLimit(.minutes(10))) func roomEventsAreDeliveredToWebhooks() async throws {
         let hook = RoomHook()
         let router = Hummingbird.Router()
         router.post("/hook") { request, _ -> Response in

@@ -10,7 +10,8 @@ import Testing
 /// service group (issue 9, item 10); a graceful shutdown stops all three, nothing by hand.
 @Suite("Service lifecycle")
 struct ServiceLifecycleTests {
-    @Test func aGracefulShutdownStopsTheServerThenTheClientThenTheDatabase() async throws {
+    // Awaits a condition with no deadline of its own: the limit turns a hang into a failure.
+    @Test(.timeLimit(.minutes(10))) func aGracefulShutdownStopsTheServerThenTheClientThenTheDatabase() async throws {
         let path = NSTemporaryDirectory() + "proxima-lifecycle-\(UUID().uuidString).sqlite"
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         var options = ServeRunner.Options()

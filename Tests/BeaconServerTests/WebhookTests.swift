@@ -33,7 +33,8 @@ struct WebhookTests {
         request.headers.first(where: { $0.name.canonicalName == name })?.value ?? ""
     }
 
-    @Test func enterAndExitAreDeliveredSignedAndRetried() async throws {
+    // Awaits a condition with no deadline of its own: the limit turns a hang into a failure.
+    @Test(.timeLimit(.minutes(10))) func enterAndExitAreDeliveredSignedAndRetried() async throws {
         let receiver = Receiver()
         let router = Router()
         router.post("/hook") { request, _ -> Response in
@@ -109,7 +110,8 @@ struct WebhookTests {
         }
     }
 
-    @Test func aReceiverThatNeverAnswersCostsOneRequestAndACappedQueue() async throws {
+    // Awaits a condition with no deadline of its own: the limit turns a hang into a failure.
+    @Test(.timeLimit(.minutes(10))) func aReceiverThatNeverAnswersCostsOneRequestAndACappedQueue() async throws {
         let receiver = SilentReceiver()
         let router = Router()
         router.post("/hook") { request, _ -> Response in

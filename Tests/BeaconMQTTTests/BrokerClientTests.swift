@@ -51,6 +51,7 @@ struct BrokerClientTests {
         // retry, which says nothing about keep-alive.
         #expect(await pinging.waitUntilConnected(timeout: .seconds(60)))
         let connected = await pinging.statistics
+        // Real time on purpose: mosquitto (a real broker process) must see keep-alive pings for longer than its 1.5 × keep-alive timeout.
         try await Task.sleep(for: .seconds(17))
         #expect(await pinging.isConnected)
         // The answers reach the client's actor as events; on a starved host they may be counted
@@ -58,6 +59,7 @@ struct BrokerClientTests {
         var statistics = await pinging.statistics
         let deadline = ContinuousClock.now + .seconds(30)
         while statistics.pingsAnswered - connected.pingsAnswered < 2 && ContinuousClock.now < deadline {
+            // Waits on mosquitto (a real broker process) answering pings.
             try await Task.sleep(for: .milliseconds(100))
             statistics = await pinging.statistics
         }
@@ -103,6 +105,7 @@ struct BrokerClientTests {
         await stranger.start()
         func refusedForItsCertificate() -> Bool { reports.all.contains { $0.lowercased().contains("certificate") || $0.lowercased().contains("verif") } }
         let deadline = ContinuousClock.now + .seconds(60)
+        // Waits on mosquitto (a real broker process) refusing the TLS handshake.
         while !refusedForItsCertificate() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(refusedForItsCertificate(), "\(reports.all)")
         #expect(await !stranger.isConnected, "a broker whose CA is not trusted was accepted")
@@ -126,9 +129,11 @@ struct BrokerClientTests {
         for number in 1...total {
             try await publisher.publish(MQTTMessage(topic: "seq", text: "\(number)", qos: .atLeastOnce))
             if number == total / 2 {
+                // Lets mosquitto (a real broker process) receive what was sent before it is restarted.
                 try await Task.sleep(for: .milliseconds(50))
                 try broker.restart()
             }
+            // Paces the publisher against mosquitto (a real broker process) across its restart.
             if number % 10 == 0 { try await Task.sleep(for: .milliseconds(5)) }
         }
         #expect(await publisher.flush(timeout: .seconds(20)))
@@ -188,6 +193,7 @@ func withTimeout<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () 
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
+            // A hang guard around a real broker process (mosquitto): the limit, not a settle wait.
             try await Task.sleep(for: limit)
             throw TimedOut()
         }

@@ -82,6 +82,7 @@ struct ESPresenseReportTests {
         let deadline = ContinuousClock.now + .seconds(30)
         while refusals.all.isEmpty, ContinuousClock.now < deadline {
             try await node.publish(MQTTMessage(topic: "espresense/devices/\(Self.id)/kitchen", text: #"{"id":"\#(Self.id)","rssi":"loud"}"#))
+            // Waits on mosquitto (a real broker process) relaying the node's report.
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(refusals.all.first == "rssi")

@@ -96,6 +96,7 @@ final class MessageLog: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let found = lock.withLock({ messages.first(where: predicate) }) { return found }
+            // Waits on mosquitto (a real broker process) relaying the child gateway's messages.
             try await Task.sleep(for: .milliseconds(20))
         }
         return nil

@@ -46,6 +46,7 @@ struct KeepAliveTests {
         await client.start()
         let deadline = ContinuousClock.now + .seconds(60)
         while await client.statistics.connections < 2 && ContinuousClock.now < deadline {
+            // Not an outside process: MQTTClient's keep-alive runs on the wall clock (no injected clock yet), so this waits for its reconnect.
             try await Task.sleep(for: .milliseconds(50))
         }
         let statistics = await client.statistics

@@ -81,6 +81,7 @@ extension MessageLog {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if self.count(where: predicate) > count { return true }
+            // Waits on mosquitto (a real broker process) relaying the child server's messages.
             try await Task.sleep(for: .milliseconds(20))
         }
         return false

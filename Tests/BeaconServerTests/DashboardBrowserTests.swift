@@ -316,7 +316,10 @@ struct DashboardBrowserTests {
         #expect(recorded.string?.range(of: #"^[1-4] beacons?, [1-9][0-9]* packets$"#, options: .regularExpression) != nil,
                 "the walker hears some of the four fixed beacons: \(recorded)")
         try await browser.click("#survey-save")
-        try await browser.waitFor("the saved scan on the plan", timeout: .seconds(10),
+        // The save starts the site's tracking afresh on the new map while the gateway keeps
+        // posting, and each batch now writes its outbox row and runs two after-commit
+        // transactions on the one SQLite connection: a loaded CI host once took over 10 s.
+        try await browser.waitFor("the saved scan on the plan", timeout: .seconds(60),
             "return document.querySelectorAll('svg.floor .survey-spot').length === 4 && [...document.querySelectorAll('.legend li')].some((item) => item.textContent === 'survey scan (4)')")
         struct SavedMap: Decodable { struct Scan: Decodable { struct Point: Decodable { var x: Double; var y: Double }; var position: Point; var rssi: [String: Double] }; var survey: [Scan] }
         let savedMap = try await admin.get("/v1/sites/\(seeded.siteID)/map", as: SavedMap.self)

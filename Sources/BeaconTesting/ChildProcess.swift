@@ -96,7 +96,13 @@ public final class ChildProcess: @unchecked Sendable {
         while process.isRunning {
             if ContinuousClock.now >= deadline {
                 Glibc.kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                // Not waitUntilExit: once a fresh-clone CI run saw Foundation miss a killed
+                // child's end, and waitUntilExit then spun for ever on a cooperative thread.
+                let killed = ContinuousClock.now
+                while process.isRunning, killed.duration(to: .now) < .seconds(10) {
+                    // Waits on the killed child process being reaped.
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 return nil
             }
             try await Task.sleep(for: .milliseconds(20))

@@ -45,18 +45,18 @@ enum BatchOutbox {
         return try row.int("id")
     }
 
-    /// Whether `observer` still has to run for the row; on PostgreSQL the row is locked until the
-    /// transaction ends, so two instances retrying the same row run the observer once.
-    static func isPending(_ id: Int, observer: String, lockSuffix: String, db: any SQLDatabase) async throws -> Bool {
+    /// The row's marks when `observer` still has to run for it, else nil; on PostgreSQL the row is
+    /// locked until the transaction ends, so two instances retrying the same row run the observer once.
+    static func pendingMarks(_ id: Int, observer: String, lockSuffix: String, db: any SQLDatabase) async throws -> [String]? {
         let select = SQLQueryString("SELECT pending FROM batch_outbox WHERE id = \(bind: id)") + SQLQueryString(lockSuffix)
-        guard let row = try await db.raw(select).first() else { return false }
-        return try marks(row.string("pending")).contains(observer)
+        guard let row = try await db.raw(select).first() else { return nil }
+        let pending = marks(try row.string("pending"))
+        return pending.contains(observer) ? pending : nil
     }
 
-    /// Clears the observer's mark, deleting the row with its last one.
-    static func clear(_ id: Int, observer: String, db: any SQLDatabase) async throws {
-        guard let row = try await db.raw("SELECT pending FROM batch_outbox WHERE id = \(bind: id)").first() else { return }
-        let left = try marks(row.string("pending")).filter { $0 != observer }
+    /// Clears the observer's mark from the marks just read, deleting the row with its last one.
+    static func clear(_ id: Int, observer: String, marks pending: [String], db: any SQLDatabase) async throws {
+        let left = pending.filter { $0 != observer }
         if left.isEmpty {
             try await db.raw("DELETE FROM batch_outbox WHERE id = \(bind: id)").run()
         } else {

@@ -103,9 +103,9 @@ extension IngestService {
         for observer in observers where observer.phase == .afterCommit && pending.contains(observer.name) {
             do {
                 events += try await store.database.transaction { db in
-                    guard try await BatchOutbox.isPending(outboxID, observer: observer.name, lockSuffix: lock, db: db) else { return [] }
+                    guard let marks = try await BatchOutbox.pendingMarks(outboxID, observer: observer.name, lockSuffix: lock, db: db) else { return [] }
                     let stored = try await observer.observe(batch, context: context, db: db)
-                    try await BatchOutbox.clear(outboxID, observer: observer.name, db: db)
+                    try await BatchOutbox.clear(outboxID, observer: observer.name, marks: marks, db: db)
                     return stored
                 }
             } catch {

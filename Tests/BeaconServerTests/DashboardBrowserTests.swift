@@ -359,6 +359,7 @@ struct DashboardBrowserTests {
                                                  [.string(hostileLabel)])
         #expect(hostileShown.bool == true, "the hostile label is not listed as text")
         #expect(try await browser.run("return document.querySelectorAll('img').length").number == 0)
+        try await showsACheckIn(browser: browser, base: base, admin: admin, seeded: seeded)
 
         // Fleet: b4 falls silent at its battery's death and turns missing without a reload, in
         // the window that has shown it since before the gateway started; the rest goes on there.
@@ -503,6 +504,32 @@ struct DashboardBrowserTests {
 
     /// `proxima serve --demo` prints a one-time link; opening it signs in, leaves no code in the
     /// address, and the code does not work a second time.
+    /// A phone checks in at the counter (a zone with a one-second dwell): the check-in is listed
+    /// live on the events page as its own kind, with the zone and the device.
+    static func showsACheckIn(browser: BrowserSession, base: URL, admin: APIClient, seeded: Seeded) async throws {
+        struct Zone: Decodable { var id: Int; var minor: Int; var label: String }
+        struct Enrolled: Decodable { struct Device: Decodable { var id: String }; var device: Device; var token: String }
+        let zones = try await admin.get("/v1/sites/\(seeded.siteID)/zones", as: [Zone].self)
+        let counter = try #require(zones.first { $0.label.hasSuffix("Counter") }, "zones: \(zones.map(\.label))")
+        _ = try await admin.data("PUT", "/v1/checkin-zones/\(counter.id)", body: Data(#"{"dwell":1,"absence":600}"#.utf8))
+        let enrolment = try JSONDecoder().decode(Issued.self, from: try await admin.data("POST", "/v1/tokens",
+                                                                                         body: Data(#"{"name":"kiosk","role":"enrolment"}"#.utf8))).token
+        let enrolled = try JSONDecoder().decode(Enrolled.self, from: try await APIClient(base: base, token: enrolment).data("POST", "/v1/devices",
+            body: Data(#"{"siteID":\#(seeded.siteID),"consent":{"events":true,"positions":false}}"#.utf8)))
+        let phone = APIClient(base: base, token: enrolled.token)
+        let now = Date().timeIntervalSince1970
+        // Heard at the counter over three seconds, in two batches: inside for longer than the dwell.
+        for (sequence, start) in [(1, now - 3), (2, now - 1)] {
+            let sightings = (0..<5).map { step in
+                #"{"time":\#(start + Double(step) * 0.2),"receiver":"phone","address":"AA:BB:CC:DD:EE:01","rssi":-60,"frame":{"format":"iBeacon","uuid":"\#(uuid)","major":1,"minor":\#(counter.minor),"measuredPower":-59}}"#
+            }.joined(separator: ",")
+            _ = try await phone.data("POST", "/v1/sightings", body: Data(#"{"sequence":\#(sequence),"sightings":[\#(sightings)]}"#.utf8))
+        }
+        let shown = try await browser.waitFor("the check-in in the events list", timeout: .seconds(20),
+            "return document.querySelector('#event-rows tr[data-kind=\"checkIn\"]')?.textContent ?? null")
+        #expect(shown.string?.contains("Counter") == true && shown.string?.contains(enrolled.device.id) == true, "\(shown)")
+    }
+
     static func demoSignInLink(browser: BrowserSession, directory: String) async throws {
         let (demo, base) = try await ProximaProcess.serve(database: "sqlite:\(directory)/demo.sqlite", instance: "demo", extra: ["--demo"])
         defer { demo.stop() }

@@ -96,6 +96,15 @@ struct OfferAppTests {
             // A resent batch is a duplicate and changes nothing.
             try await Self.post(app, stands, rssi: ["Stand D": -60], at: start + 40, token: token, sequence: 2)
             #expect(try await Self.offers(app, device: device, token: token).delivered == 1)
+
+            // The delivery is an event on the stream, once, with the choice in its order.
+            let stream = try await app.call(.get, "/v1/events?follow=false", as: .readOnly).text
+            #expect(stream.components(separatedBy: "event: offersDelivered\n").count - 1 == 1, "\(stream)")
+            let listed = try await app.call(.get, "/v1/events?format=json&limit=1000", as: .readOnly).json([StoredEvent].self)
+            let delivered = listed.compactMap(\.application).filter { $0.kind == .offersDelivered }
+            #expect(delivered.count == 1)
+            #expect(delivered.first?.device == device.id)
+            #expect(delivered.first?.offers?.map(\.offerID) == choices.map(\.offerID))
         }
     }
 
@@ -136,6 +145,8 @@ struct OfferAppTests {
             let (device, token) = try await app.register(name: "private phone", positions: false)
             try await Self.post(app, stands, rssi: ["Stand B": -60, "Mordor": -64], at: AppsHarness.monday, token: token, sequence: 1)
             #expect(try await Self.offers(app, device: device, token: token) == DeviceOffers(deliveries: [], delivered: 0, refused: 0))
+            let listed = try await app.call(.get, "/v1/events?format=json&limit=1000", as: .readOnly).json([StoredEvent].self)
+            #expect(!listed.contains { $0.application != nil }, "an offer event for a device that did not consent: \(listed)")
         }
     }
 

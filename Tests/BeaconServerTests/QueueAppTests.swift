@@ -60,6 +60,17 @@ struct QueueAppTests {
             #expect(seen.checkins.count == 2)
             #expect(seen.loyalty == [DeviceCheckins.Loyalty(zoneID: app.zoneID, count: 2, last: try #require(seen.checkins.first).time)])
             #expect(seen.checkins.first!.time > seen.checkins.last!.time, "newest first")
+
+            // Each check-in is an event on the stream, once, whatever was retried, with its
+            // zone's region, so `?region=` finds it.
+            let stream = try await app.call(.get, "/v1/events?follow=false", as: .readOnly).text
+            #expect(stream.components(separatedBy: "event: checkIn\n").count - 1 == 2, "\(stream)")
+            let region = "\(app.mordor.uuid.uuidString):\(app.mordor.major):\(app.mordor.minor)"
+            let listed = try await app.call(.get, "/v1/events?format=json&limit=1000&region=\(region)", as: .readOnly).json([StoredEvent].self)
+            let checkIns = listed.compactMap(\.application).filter { $0.kind == .checkIn }
+            #expect(checkIns.map(\.visitStart) == seen.checkins.reversed().map(\.visitStart))
+            #expect(checkIns.allSatisfy { $0.device == device.id && $0.zone?.id == app.zoneID && $0.zone?.minor == app.mordor.minor })
+            #expect(listed.filter { $0.application != nil }.allSatisfy { $0.gatewayID == device.id && $0.siteID == app.office.site.id })
         }
     }
 

@@ -10,8 +10,9 @@ import SQLKit
 public protocol DeviceApplication: Sendable {
     /// Reacts to one accepted batch of a device. `events` are the device's stored events of this
     /// batch (region enters and exits, then room events when the device consented to positions);
-    /// `sightings` are the batch's own, on the gateway clock.
-    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws
+    /// `sightings` are the batch's own, on the gateway clock. Returns the events it stored
+    /// (``ApplicationOccurrence``), which the pipeline publishes with the batch's.
+    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws -> [StoredEvent]
 }
 
 /// What an application is shown of one accepted device batch.
@@ -34,9 +35,11 @@ extension DeviceIngestion {
         ]
     }
 
-    func runApplications(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
+    func runApplications(_ batch: DeviceBatch, db: any SQLDatabase) async throws -> [StoredEvent] {
+        var events: [StoredEvent] = []
         for application in applications {
-            try await application.observe(batch, db: db)
+            events += try await application.observe(batch, db: db)
         }
+        return events
     }
 }

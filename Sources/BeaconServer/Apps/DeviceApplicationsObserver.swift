@@ -11,7 +11,6 @@ struct DeviceApplicationsObserver: BatchObserver {
 
     func observe(_ batch: ObservedBatch, context: ObserverContext, db: any SQLDatabase) async throws -> [StoredEvent] {
         guard let device = context.device else { return [] }
-        try await devices.runApplications(DeviceBatch(device: device, events: context.events, sightings: batch.sightings, now: batch.serverTime), db: db)
-        return []
+        return try await devices.runApplications(DeviceBatch(device: device, events: context.events, sightings: batch.sightings, now: batch.serverTime), db: db)
     }
 }

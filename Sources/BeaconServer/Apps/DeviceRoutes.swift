@@ -36,7 +36,7 @@ extension ProximaServer {
         router.post("/v1/devices") { [store, configuration] request, context in
             try context.requireEnrolment()
             let body = try await Self.decode(NewDevice.self, from: request, limit: 16 * 1024)
-            let registered = try await store.registerDevice(body, limits: configuration.apps, now: self.ingestion.clock())
+            let registered = try await store.registerDevice(body, limits: configuration.apps, now: self.clock())
             return try Self.json(registered, status: .created)
         }
         router.get("/v1/devices") { [store] request, context in
@@ -65,6 +65,8 @@ extension ProximaServer {
             try context.requireDeviceAccess(id)
             try await store.deleteDevice(id: id)
             await self.tokenCache.forget(gatewayID: id)
+            // Its events are gone from the database; no live stream may read them from memory.
+            await self.events.invalidate()
             return Response(status: .noContent)
         }
         router.get("/v1/devices/:id/events") { [store] request, context in

@@ -15,9 +15,11 @@ public struct HelpRequestApplication: DeviceApplication {
         self.zones = zones
     }
 
-    public func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
+    public func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws -> [StoredEvent] {
         try await rememberNearest(batch, db: db)
         try await rangeVisitors(batch, db: db)
+        // Help requests' changes go out on their own stream (GET /v1/help-requests/events).
+        return []
     }
 
     /// Mean RSSI per iBeacon identity of the batch, with the measured power it advertised.

@@ -25,7 +25,7 @@ extension ProximaServer {
         router.post("/v1/help-requests") { [store] request, context in
             let deviceID = try Self.visitorDevice(context)
             let body = try await Self.decode(NewHelpRequest.self, from: request, limit: 4 * 1024)
-            let filed = try await store.fileHelpRequest(deviceID: deviceID, body, limits: limits, now: self.ingestion.clock())
+            let filed = try await store.fileHelpRequest(deviceID: deviceID, body, limits: limits, now: self.clock())
             await Self.helpSignal.notify()
             return try Self.json(filed, status: .created)
         }
@@ -67,21 +67,21 @@ extension ProximaServer {
             case .helper(let deviceID, let name): HelpHelper(id: "device-\(deviceID)", name: name, deviceID: deviceID)
             case .visitor: throw APIError(.forbidden, field: "Authorization", "the visitor's own phone cannot acknowledge its request; a helper's phone or staff does")
             }
-            let acknowledged = try await store.acknowledgeHelpRequest(id: id, helper: helper, now: self.ingestion.clock())
+            let acknowledged = try await store.acknowledgeHelpRequest(id: id, helper: helper, now: self.clock())
             await Self.helpSignal.notify()
             return try Self.json(acknowledged)
         }
         router.post("/v1/help-requests/:id/reached") { [store] _, context in
             let id = try Self.intParameter(context, "id")
             try await self.requireAcknowledgingHelper(id, context: context)
-            let reached = try await store.reachHelpRequest(id: id, by: "helper", now: self.ingestion.clock())
+            let reached = try await store.reachHelpRequest(id: id, by: "helper", now: self.clock())
             await Self.helpSignal.notify()
             return try Self.json(reached)
         }
         router.post("/v1/help-requests/:id/done") { [store] _, context in
             let id = try Self.intParameter(context, "id")
             try await self.requireAcknowledgingHelper(id, context: context)
-            let done = try await store.finishHelpRequest(id: id, as: .done, now: self.ingestion.clock())
+            let done = try await store.finishHelpRequest(id: id, as: .done, now: self.clock())
             await Self.helpSignal.notify()
             return try Self.json(done)
         }
@@ -90,7 +90,7 @@ extension ProximaServer {
             if case .helper = try await self.helpCaller(for: id, context: context, permission: .operate) {
                 throw APIError(.forbidden, field: "Authorization", "a helper's phone cannot cancel a visitor's request; the visitor or staff can")
             }
-            let cancelled = try await store.finishHelpRequest(id: id, as: .cancelled, now: self.ingestion.clock())
+            let cancelled = try await store.finishHelpRequest(id: id, as: .cancelled, now: self.clock())
             await Self.helpSignal.notify()
             return try Self.json(cancelled)
         }
@@ -100,7 +100,7 @@ extension ProximaServer {
         }
         router.put("/v1/help-helpers/:id") { [store] _, context in
             try context.require(.operate)
-            return try Self.json(try await store.addHelper(deviceID: try Self.deviceID(context), now: self.ingestion.clock()))
+            return try Self.json(try await store.addHelper(deviceID: try Self.deviceID(context), now: self.clock()))
         }
         router.delete("/v1/help-helpers/:id") { [store] _, context in
             try context.require(.operate)

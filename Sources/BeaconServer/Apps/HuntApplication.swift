@@ -6,7 +6,7 @@ import SQLKit
 /// transaction (``DeviceApplication``), so a retried batch, being a duplicate, never collects a
 /// stamp or gives a reward twice; the run's primary key (hunt, device) holds one run per device.
 struct HuntApplication: DeviceApplication {
-    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
+    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws -> [StoredEvent] {
         var rules: [Int: HuntRules] = [:]
         var runs: [Int: HuntRun] = [:]
         var changed: Set<Int> = []
@@ -36,6 +36,7 @@ struct HuntApplication: DeviceApplication {
         for huntID in changed.sorted() {
             if let run = runs[huntID] { try await Self.save(run, db: db) }
         }
+        return []
     }
 
     static func rules(huntID: Int, db: any SQLDatabase) async throws -> HuntRules? {

@@ -6,7 +6,7 @@ extension ProximaServer {
         router.post("/v1/hunts") { [store] request, context in
             try context.require(.operate)
             let body = try await Self.decode(NewHunt.self, from: request, limit: 16 * 1024)
-            return try Self.json(try await store.createHunt(body, now: self.ingestion.clock()), status: .created)
+            return try Self.json(try await store.createHunt(body, now: self.clock()), status: .created)
         }
         router.get("/v1/hunts") { [store] request, context in
             let site = try Self.optionalIntQuery(request, "site")

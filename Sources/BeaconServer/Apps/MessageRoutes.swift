@@ -10,13 +10,13 @@ extension ProximaServer {
         router.post("/v1/messages") { [store, configuration] request, context in
             try context.require(.operate)
             let body = try await Self.decode(NewDayMessage.self, from: request, limit: Self.messageBodyLimit)
-            return try Self.json(try await store.createMessage(body, limits: configuration.apps, now: self.ingestion.clock()), status: .created)
+            return try Self.json(try await store.createMessage(body, limits: configuration.apps, now: self.clock()), status: .created)
         }
         router.get("/v1/messages") { [store] request, context in
             if ["uuid", "major", "minor"].contains(where: { Self.query(request, $0) != nil }) {
                 let identity = try Self.identityQuery(request)
                 try await self.requireMessageLookup(identity, context: context)
-                return try Self.json(try await store.messageLookup(identity, at: self.ingestion.clock()))
+                return try Self.json(try await store.messageLookup(identity, at: self.clock()))
             }
             try context.require(.read)
             return try Self.json(try await store.messages(siteID: try Self.optionalIntQuery(request, "site"),
@@ -31,7 +31,7 @@ extension ProximaServer {
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let body = try await Self.decode(NewDayMessage.self, from: request, limit: Self.messageBodyLimit)
-            return try Self.json(try await store.replaceMessage(id: id, with: body, limits: configuration.apps, now: self.ingestion.clock()))
+            return try Self.json(try await store.replaceMessage(id: id, with: body, limits: configuration.apps, now: self.clock()))
         }
         router.delete("/v1/messages/:id") { [store] _, context in
             try context.require(.operate)

@@ -34,8 +34,8 @@ enum OfferRanking {
 /// consented to positions, so a device that did not is never offered anything. Inside the
 /// batch's transaction, so a resent batch is neither offered nor counted twice.
 struct OfferApplication: DeviceApplication {
-    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
-        guard batch.device.consent.positions, let latest = batch.sightings.map(\.time).max() else { return }
+    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws -> [StoredEvent] {
+        guard batch.device.consent.positions, let latest = batch.sightings.map(\.time).max() else { return [] }
         let siteID = batch.device.siteID
         let site = try await Store.site(id: siteID, db: db)
         let settings = try await Store.offerSettings(siteID: siteID, db: db).settings
@@ -53,8 +53,9 @@ struct OfferApplication: DeviceApplication {
         let choices = OfferRanking.choices(candidates, settings: settings)
         let key = OfferRanking.key(choices)
         var state = try await DeviceOfferState.load(deviceID: batch.device.id, db: db)
-        guard key != state.lastChoice else { return }
+        guard key != state.lastChoice else { return [] }
         state.lastChoice = key
+        var events: [StoredEvent] = []
         if !choices.isEmpty {
             if latest - state.windowStart >= settings.window || latest < state.windowStart {
                 state.windowStart = latest
@@ -72,12 +73,16 @@ struct OfferApplication: DeviceApplication {
                       (SELECT id FROM offer_deliveries WHERE device_id = \(bind: batch.device.id) ORDER BY id DESC LIMIT \(bind: OfferLimits().deliveriesKept))
                     """).run()
                 try await Self.count(siteID: siteID, delivered: 1, refused: 0, db: db)
+                let offers = choices.map { ApplicationOccurrence.Offer(offerID: $0.offerID, zoneID: $0.zoneID, title: $0.title, proximity: $0.proximity) }
+                let occurrence = ApplicationOccurrence(kind: .offersDelivered, time: latest, device: batch.device.id, offers: offers)
+                if let event = try await occurrence.store(siteID: siteID, now: batch.now, db: db) { events.append(event) }
             } else {
                 state.refused += 1
                 try await Self.count(siteID: siteID, delivered: 0, refused: 1, db: db)
             }
         }
         try await state.save(db: db)
+        return events
     }
 
     static func count(siteID: Int, delivered: Int, refused: Int, db: any SQLDatabase) async throws {

@@ -6,7 +6,7 @@ extension ProximaServer {
         router.post("/v1/offers") { [store] request, context in
             try context.require(.operate)
             let body = try await Self.decode(NewOffer.self, from: request, limit: 16 * 1024)
-            return try Self.json(try await store.createOffer(body, now: self.ingestion.clock()), status: .created)
+            return try Self.json(try await store.createOffer(body, now: self.clock()), status: .created)
         }
         router.get("/v1/offers") { [store] request, context in
             try context.require(.read)
@@ -20,7 +20,7 @@ extension ProximaServer {
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let body = try await Self.decode(NewOffer.self, from: request, limit: 16 * 1024)
-            return try Self.json(try await store.replaceOffer(id: id, with: body, now: self.ingestion.clock()))
+            return try Self.json(try await store.replaceOffer(id: id, with: body, now: self.clock()))
         }
         router.delete("/v1/offers/:id") { [store] _, context in
             try context.require(.operate)

@@ -7,15 +7,16 @@ import SQLKit
 /// outcome and in its hour's histogram. Runs in the batch's transaction, so a retried batch is
 /// never counted twice.
 struct QueueApplication: DeviceApplication {
-    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws {
-        guard let latest = batch.sightings.map(\.time).max() else { return }
+    func observe(_ batch: DeviceBatch, db: any SQLDatabase) async throws -> [StoredEvent] {
+        // Queues are read as state (GET /v1/queues/{id}); they publish no events.
+        guard let latest = batch.sightings.map(\.time).max() else { return [] }
         let rows = try await db.raw("""
             SELECT q.id, q.site_id, q.name, q.entry_zone_id, q.service_zone_id, q.abandon_after, q.created_at,
               e.minor AS entry_minor, s.minor AS service_minor
             FROM queues q JOIN zones e ON e.id = q.entry_zone_id JOIN zones s ON s.id = q.service_zone_id
             WHERE q.site_id = \(bind: batch.device.siteID)
             """).all()
-        guard !rows.isEmpty else { return }
+        guard !rows.isEmpty else { return [] }
         try await db.raw("""
             INSERT INTO queue_clocks (site_id, device_time, server_time) VALUES (\(bind: batch.device.siteID), \(bind: latest), \(bind: batch.now))
             ON CONFLICT (site_id) DO UPDATE SET device_time = excluded.device_time, server_time = excluded.server_time
@@ -33,6 +34,7 @@ struct QueueApplication: DeviceApplication {
             }
             try await Self.closePassages(of: queue, clock: clock, db: db)
         }
+        return []
     }
 
     static func observations(_ batch: DeviceBatch, entry: BeaconIdentity, service: BeaconIdentity) -> [QueueRule.Observation] {

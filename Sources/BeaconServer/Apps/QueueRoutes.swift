@@ -6,7 +6,7 @@ extension ProximaServer {
         router.post("/v1/queues") { [store] request, context in
             try context.require(.operate)
             let body = try await Self.decode(NewQueue.self, from: request, limit: 16 * 1024)
-            return try Self.json(try await store.createQueue(body, now: self.ingestion.clock()), status: .created)
+            return try Self.json(try await store.createQueue(body, now: self.clock()), status: .created)
         }
         router.get("/v1/queues") { [store] request, context in
             try context.require(.read)
@@ -23,7 +23,7 @@ extension ProximaServer {
                 }
                 hours = value
             }
-            return try Self.json(try await store.queueReport(id: id, hours: hours, now: self.ingestion.clock()))
+            return try Self.json(try await store.queueReport(id: id, hours: hours, now: self.clock()))
         }
         router.delete("/v1/queues/:id") { [store] _, context in
             try context.require(.operate)
@@ -35,7 +35,7 @@ extension ProximaServer {
             try context.require(.operate)
             let zoneID = try Self.intParameter(context, "zoneID")
             let body = try await Self.decode(CheckinZoneRule.self, from: request, limit: 16 * 1024)
-            return try Self.json(try await store.setCheckinZone(zoneID: zoneID, rule: body, now: self.ingestion.clock()))
+            return try Self.json(try await store.setCheckinZone(zoneID: zoneID, rule: body, now: self.clock()))
         }
         router.get("/v1/checkin-zones") { [store] request, context in
             try context.require(.read)
@@ -82,7 +82,7 @@ extension ProximaServer {
     /// Queue gauges for `/metrics`, in the Prometheus text format: each queue's people waiting,
     /// the p50 and p90 wait of the last 15 minutes, and those served and abandoned in them.
     func queueMetricsText() async -> String {
-        guard let reports = try? await store.queueReports(now: ingestion.clock()), !reports.isEmpty else { return "" }
+        guard let reports = try? await store.queueReports(now: clock()), !reports.isEmpty else { return "" }
         var lines = [
             "# HELP proxima_queue_waiting devices waiting in the queue now",
             "# TYPE proxima_queue_waiting gauge",

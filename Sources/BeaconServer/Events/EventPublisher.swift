@@ -1,11 +1,11 @@
 import Logging
 
-/// Where every stored event leaves the server, once: live streams are woken, webhooks and MQTT
+/// Where every stored event leaves the server, once: the live streams' ring gets it, webhooks and MQTT
 /// get it queued (each bounded, neither waited for), the counters move and the log gets a line.
 /// A feature that stores events publishes them here and nowhere else.
 public struct EventPublisher: Sendable {
     let metrics: ServerMetrics
-    let signal: EventSignal
+    let ring: EventRing
     let webhooks: WebhookDispatcher
     let mqtt: ServerMQTTOutput?
     let logger: Logger
@@ -14,7 +14,7 @@ public struct EventPublisher: Sendable {
     public func publish(_ events: [StoredEvent], source: String) async {
         guard !events.isEmpty else { return }
         metrics.events.increment(by: Int64(events.count))
-        await signal.notify()
+        await ring.publish(events)
         webhooks.enqueue(events)
         mqtt?.enqueue(events)
         for event in events {

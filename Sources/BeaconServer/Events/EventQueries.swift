@@ -58,6 +58,7 @@ extension Store {
         let kindText = try row.string("kind")
         if let roomKind = RoomOccurrence.Kind(rawValue: kindText) { return try decodeRoomEvent(row, kind: roomKind) }
         if FleetOccurrence.Kind(rawValue: kindText) != nil { return try decodeFleetEvent(row) }
+        if ApplicationOccurrence.Kind(rawValue: kindText) != nil { return try decodeApplicationEvent(row) }
         guard let kind = GatewayMonitor.Transition(rawValue: kindText) else {
             throw RegistryError(.invalid, field: "kind", "stored event kind '\(kindText)' is not enter or exit")
         }

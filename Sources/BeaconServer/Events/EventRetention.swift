@@ -61,10 +61,12 @@ struct EventRetentionService: Service {
     let clock: @Sendable () -> Double
     /// The pause between rounds is slept on it.
     let timer: any Clock<Duration>
+    /// The live streams' ring, told when events were purged.
+    let ring: EventRing?
     let logger: Logger
 
     init(store: Store, retention: EventRetention?, clock: @escaping @Sendable () -> Double,
-         timer: any Clock<Duration> = ContinuousClock(), logger: Logger) {
+         timer: any Clock<Duration> = ContinuousClock(), ring: EventRing? = nil, logger: Logger) {
         let pacing = retention ?? EventRetention(seconds: .infinity)
         self.store = store
         self.serverSeconds = retention?.seconds
@@ -72,6 +74,7 @@ struct EventRetentionService: Service {
         self.interval = pacing.interval
         self.clock = clock
         self.timer = timer
+        self.ring = ring
         self.logger = logger
     }
 
@@ -100,6 +103,7 @@ struct EventRetentionService: Service {
         for site in try await store.siteRetentions() where site.seconds < serverSeconds ?? .infinity {
             purged += try await drain { try await store.purgeEvents(siteID: site.siteID, storedBefore: now - site.seconds, limit: batch) }
         }
+        if purged > 0 { await ring?.invalidate() }
         return purged
     }
 

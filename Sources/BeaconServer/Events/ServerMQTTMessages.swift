@@ -102,6 +102,9 @@ public struct ServerMQTTMessages: Sendable {
                                         "alertID": fleet.alertID, "time": fleet.time]
             messages.append(MQTTMessage(topic: fleetTopic(kind: fleet.subject.kind, name: fleet.subject.name),
                                         payload: HomeAssistantDiscovery.json(state), qos: .atLeastOnce, retain: true))
+        case .application:
+            // Only on the events topic: a check-in or an offer is a moment, not a state to retain.
+            break
         }
         return messages
     }

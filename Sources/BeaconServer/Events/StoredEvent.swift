@@ -15,6 +15,8 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         case room(RoomOccurrence)
         /// A fleet-health alert raised, lowered or cleared (Fleet/).
         case fleet(FleetOccurrence)
+        /// A device application's decision: a check-in or offers delivered (Apps/).
+        case application(ApplicationOccurrence)
     }
 
     /// Increases with every stored event; the SSE `id:`, `?after=` and `Last-Event-ID` cursor.
@@ -77,13 +79,21 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         return nil
     }
 
+    /// The application decision, nil for other events.
+    public var application: ApplicationOccurrence? {
+        if case .application(let application) = occurrence { return application }
+        return nil
+    }
+
     /// The `event` key: `enter`, `exit` (regions), `roomEnter`, `roomExit` (rooms), `alertRaised`,
-    /// `alertLowered`, `alertCleared` (fleet); the SSE `event:` line.
+    /// `alertLowered`, `alertCleared` (fleet), `checkIn`, `offersDelivered` (applications); the
+    /// SSE `event:` line.
     public var kindName: String {
         switch occurrence {
         case .region(let event): event.kindName
         case .room(let room): room.kind.rawValue
         case .fleet(let fleet): fleet.kind.rawValue
+        case .application(let application): application.kind.rawValue
         }
     }
 
@@ -92,6 +102,25 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         case .region(let event): event.time
         case .room(let room): room.time
         case .fleet(let fleet): fleet.time
+        case .application(let application): application.time
+        }
+    }
+
+    /// The beacon identity stored in the event's row (what `?region=` matches): the region's,
+    /// a room or fleet subject's when it is a beacon, a check-in zone's; nil otherwise.
+    var rowIdentity: BeaconIdentity? {
+        switch occurrence {
+        case .region(let event):
+            guard let major = event.region.major, let minor = event.region.minor else { return nil }
+            return BeaconIdentity(uuid: event.region.uuid, major: major, minor: minor)
+        case .room(let room):
+            guard let uuid = room.subject.uuid else { return nil }
+            return BeaconIdentity(uuid: uuid, major: room.subject.major ?? 0, minor: room.subject.minor ?? 0)
+        case .fleet(let fleet):
+            guard let uuid = fleet.subject.uuid else { return nil }
+            return BeaconIdentity(uuid: uuid, major: fleet.subject.major ?? 0, minor: fleet.subject.minor ?? 0)
+        case .application(let application):
+            return application.zoneIdentity
         }
     }
 
@@ -102,6 +131,8 @@ public struct StoredEvent: Sendable, Hashable, Codable {
             .room(try RoomOccurrence(from: decoder))
         } else if let kind, FleetOccurrence.Kind(rawValue: kind) != nil {
             .fleet(try FleetOccurrence(from: decoder))
+        } else if let kind, ApplicationOccurrence.Kind(rawValue: kind) != nil {
+            .application(try ApplicationOccurrence(from: decoder))
         } else {
             .region(try BeaconEvent(from: decoder))
         }
@@ -125,6 +156,7 @@ public struct StoredEvent: Sendable, Hashable, Codable {
         case .region(let event): try event.encode(to: encoder)
         case .room(let room): try room.encode(to: encoder)
         case .fleet(let fleet): try fleet.encode(to: encoder)
+        case .application(let application): try application.encode(to: encoder)
         }
     }
 }

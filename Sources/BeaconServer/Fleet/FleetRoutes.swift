@@ -5,11 +5,11 @@ import Hummingbird
 
 extension ProximaServer {
     func addFleetRoutes(to router: Router<ProximaRequestContext>) {
-        router.get("/v1/fleet") { [store, ingestion] request, context in
+        router.get("/v1/fleet") { [store, fleet, registry] request, context in
             try context.require(.read)
             let siteID = try await Self.siteFilter(request, store: store)
-            guard let fleet = ingestion.fleet else { return try Self.json(FleetSummary(siteID: siteID, beacons: [], unregistered: [])) }
-            fleet.apply(try await ingestion.registry.current())
+            guard let fleet = fleet else { return try Self.json(FleetSummary(siteID: siteID, beacons: [], unregistered: [])) }
+            fleet.apply(try await registry.current())
             let unregistered = fleet.unregistered(siteID: siteID).map { entry in
                 UnregisteredIdentity(subject: FleetOccurrence.Subject(.beacon(entry.identity)).name, uuid: entry.identity.uuid,
                                   major: entry.identity.major, minor: entry.identity.minor, firstHeard: entry.firstHeard,
@@ -19,7 +19,7 @@ extension ProximaServer {
             return try Self.json(FleetSummary(siteID: siteID, time: fleet.now, beacons: fleet.report(siteID: siteID).map(Self.finite),
                                             unregistered: unregistered))
         }
-        router.get("/v1/fleet/battery") { [ingestion] request, context in
+        router.get("/v1/fleet/battery") { [fleet, registry] request, context in
             try context.require(.read)
             guard let text = Self.query(request, "beacon") else {
                 throw APIError(.badRequest, field: "beacon", "expected UUID:MAJOR:MINOR of a registered beacon")
@@ -32,8 +32,8 @@ extension ProximaServer {
             } catch {
                 throw APIError(.badRequest, field: "beacon", "expected UUID:MAJOR:MINOR, found '\(text.prefix(60))'")
             }
-            guard let fleet = ingestion.fleet else { throw APIError(.notFound, field: "beacon", "fleet health is off on this server") }
-            fleet.apply(try await ingestion.registry.current())
+            guard let fleet = fleet else { throw APIError(.notFound, field: "beacon", "fleet health is off on this server") }
+            fleet.apply(try await registry.current())
             guard let history = fleet.batteryHistory(of: identity) else {
                 throw APIError(.notFound, field: "beacon", "\(text.prefix(60)) is not a registered beacon")
             }
@@ -47,10 +47,10 @@ extension ProximaServer {
             let siteID = try await Self.siteFilter(request, store: store)
             return try Self.json(FleetAlertList(alerts: try await store.openFleetAlerts(siteID: siteID)))
         }
-        router.post("/v1/fleet/alerts/:id/ack") { [store, ingestion] _, context in
+        router.post("/v1/fleet/alerts/:id/ack") { [store, clock] _, context in
             let principal = try context.require(.operate)
             let id = try Self.intParameter(context, "id")
-            return try Self.json(try await store.acknowledgeFleetAlert(id: id, by: principal.name, at: ingestion.clock()))
+            return try Self.json(try await store.acknowledgeFleetAlert(id: id, by: principal.name, at: clock()))
         }
     }
 
@@ -79,9 +79,9 @@ extension ProximaServer {
     /// after moving their clock.
     @discardableResult
     public func evaluateFleet() async throws -> [StoredEvent] {
-        let (fleet, security) = (ingestion.fleet, ingestion.security)
+        let (fleet, security) = (self.fleet, self.security)
         guard fleet?.isEvaluationDue == true || security?.hasQuietAlerts == true else { return [] }
-        let registry = try await ingestion.registry.current()
+        let registry = try await self.registry.current()
         let events = try await store.database.transaction { db in
             let fleetEvents = try await fleet?.evaluate(registry: registry, db: db) ?? []
             // Security alerts that went quiet are cleared even when no batch arrives.

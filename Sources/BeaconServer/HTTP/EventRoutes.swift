@@ -108,7 +108,8 @@ extension ProximaServer {
     }
 
     func eventFeed(_ filter: EventFilter) -> EventFeed {
-        EventFeed(store: store, signal: signal, filter: filter, pollInterval: configuration.eventPollInterval)
+        EventFeed(store: store, ring: events, filter: filter, pollInterval: configuration.eventPollInterval,
+                  onDatabaseRead: { [metrics] in metrics.eventDatabaseReads.increment() })
     }
 
     /// `text/event-stream`: `id:`, `event: enter|exit`, `data: <json>`. Without `follow` it ends

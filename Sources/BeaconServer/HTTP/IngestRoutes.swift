@@ -67,7 +67,7 @@ extension ProximaServer {
         guard buffer.readableBytes > 0 else {
             throw APIError(.badRequest, field: "body", "expected an edge batch {\"sequence\":…,\"settings\":…,\"changes\":[…],\"readings\":[…]}, found an empty body")
         }
-        let expected = EdgeBatch.Settings(ingestion.settings)
+        let expected = EdgeBatch.Settings(settings)
         let batch: EdgeBatch
         if compact {
             let digest: UInt64
@@ -89,7 +89,7 @@ extension ProximaServer {
             throw APIError(.conflict, field: "settings.beaconLimit",
                            "this server keeps \(expected.beaconLimit) beacons per gateway, the gateway \(batch.settings.beaconLimit)")
         }
-        let now = ingestion.clock()
+        let now = clock()
         let window = configuration.sightingTimeWindow
         do {
             let outcome = try batch.outcome(maximumEntries: configuration.maxSightingsPerBatch, times: max(0, now - window.past)...(now + window.future))
@@ -141,7 +141,7 @@ extension ProximaServer {
             metrics.refusedBatches.increment()
             throw error
         }
-        let (sightings, ignored) = upload.sightings(receiver: gatewayID, time: ingestion.clock())
+        let (sightings, ignored) = upload.sightings(receiver: gatewayID, time: clock())
         // No sequence: the message id restarts with the gateway, and the firmware does not
         // resend a post the server answered.
         let result = try await accept(SightingBatch(sequence: nil, sightings: sightings), gatewayID: gatewayID)
@@ -179,7 +179,7 @@ extension ProximaServer {
     }
 
     func decodeCompactBatch(_ buffer: ByteBuffer) throws -> SightingBatch {
-        let now = ingestion.clock()
+        let now = clock()
         let window = configuration.sightingTimeWindow
         let limits = CompactSightingBatch.Limits(maxSightings: configuration.maxSightingsPerBatch,
                                                  times: max(0, now - window.past)...(now + window.future))

@@ -73,13 +73,13 @@ extension ProximaServer {
     }
 
     func addPositionRoutes(to router: Hummingbird.Router<ProximaRequestContext>) {
-        router.put("/v1/sites/:id/map") { [store, ingestion] request, context in
+        router.put("/v1/sites/:id/map") { [store, positions] request, context in
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let buffer = try await request.body.collect(upTo: SiteMap.Limits.bytes)
             guard buffer.readableBytes > 0 else { throw APIError(.badRequest, field: "body", "expected a JSON site map, found an empty body") }
             let stored = try await store.setSiteMap(siteID: id, document: Data(buffer: buffer))
-            ingestion.positions.start(stored)
+            positions.start(stored)
             return Self.text(stored.document, contentType: "application/json")
         }
         router.get("/v1/sites/:id/map") { [store] _, context in
@@ -90,13 +90,13 @@ extension ProximaServer {
             }
             return Self.text(stored.document, contentType: "application/json")
         }
-        router.get("/v1/sites/:id/calibration") { [store, ingestion] _, context in
+        router.get("/v1/sites/:id/calibration") { [store, positions] _, context in
             try context.require(.read)
             let id = try Self.intParameter(context, "id")
             guard let version = try await store.siteMapVersion(siteID: id) else {
                 throw APIError(.notFound, field: "id", "site \(id) has no map; upload one with PUT /v1/sites/\(id)/map")
             }
-            let tracker = ingestion.positions.tracker(siteID: id, mapVersion: version)
+            let tracker = positions.tracker(siteID: id, mapVersion: version)
             let survey = tracker.flatMap { $0.map.survey.isEmpty ? nil : CalibrationReply.SurveyFit(points: $0.map.survey.count, fit: $0.surveyCalibration) }
             guard let tracker, let fit = tracker.calibration else {
                 return try Self.json(CalibrationReply(siteID: id, status: "waiting", survey: survey))
@@ -157,7 +157,7 @@ extension ProximaServer {
         }
         // The tracker holds the map already decoded; without one (no batch yet since this map,
         // or another instance uploaded it) the stored document is read.
-        if let tracker = ingestion.positions.tracker(siteID: siteID, mapVersion: version) { return (siteID, tracker.map, tracker) }
+        if let tracker = positions.tracker(siteID: siteID, mapVersion: version) { return (siteID, tracker.map, tracker) }
         guard let stored = try await store.siteMap(siteID: siteID) else {
             throw APIError(.notFound, field: "site", "site \(siteID) has no map; upload one with PUT /v1/sites/\(siteID)/map")
         }

@@ -14,8 +14,23 @@ public final class ProximaServer: Sendable {
     public let store: Store
     public let configuration: ServerConfiguration
     public let metrics: ServerMetrics
+    /// The batch pipeline (Ingest/IngestPipeline.swift); routes post batches into it and reach
+    /// the trackers below directly, not through it.
     public let ingestion: IngestService
-    public let signal: EventSignal
+    /// Seconds since 1970: the server's one clock for what it stores (batches, alerts, requests).
+    public let clock: @Sendable () -> Double
+    /// Positions and rooms per site, and survey recordings (Positions/).
+    public let positions: PositionTracking
+    /// Fleet health, nil with `--no-fleet-checks` (Fleet/).
+    public let fleet: FleetTracking?
+    /// Spoof and replay checks, nil with `--no-security-checks` (Security/).
+    let security: SecurityTracking?
+    /// The registry every batch and route reads (Registry/).
+    let registry: RegistrySnapshots
+    /// The gateway engine's settings (exit rule, beacon limit), which edge gateways must match.
+    public let settings: GatewaySettings
+    /// Recent events, which live streams read (``EventRing``).
+    public let events: EventRing
     /// Rotating identities: the index that maps them to registered beacons (Security/).
     public let rotation: RotationResolver
     /// One-time dashboard sign-in codes (docs/dashboard.md).
@@ -52,19 +67,26 @@ public final class ProximaServer: Sendable {
         let webhooks = WebhookDispatcher(store: store, client: httpClient, logger: logger,
                                          onDrop: { metrics.webhookDrops.increment(by: Int64($0)) })
         self.webhooks = webhooks
-        let signal = EventSignal()
-        self.signal = signal
-        let publisher = EventPublisher(metrics: metrics, signal: signal, webhooks: webhooks, mqtt: configuration.mqtt, logger: logger)
+        let events = EventRing(store: store, capacity: configuration.eventRingCapacity, clock: intervalClock,
+                               onDatabaseRead: { metrics.eventDatabaseReads.increment() })
+        self.events = events
+        let publisher = EventPublisher(metrics: metrics, ring: events, webhooks: webhooks, mqtt: configuration.mqtt, logger: logger)
         self.publisher = publisher
         let registry = RegistrySnapshots(store: store, onLoad: { metrics.registryLoads.increment() })
+        self.registry = registry
         let rotation = RotationResolver(secret: configuration.secretKey, registry: registry)
         self.rotation = rotation
-        self.ingestion = IngestService(store: store, instance: configuration.instanceName,
-                                       settings: GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit),
-                                       window: configuration.sightingTimeWindow,
-                                       positions: PositionTracking(configuration: configuration.tracking),
-                                       fleet: configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil,
-                                       security: configuration.securityChecks ? SecurityTracking(clock: clock) : nil,
+        self.clock = clock
+        let settings = GatewaySettings(exitRule: configuration.exitRule, beaconLimit: configuration.gatewayBeaconLimit)
+        self.settings = settings
+        let positions = PositionTracking(configuration: configuration.tracking)
+        self.positions = positions
+        let fleet = configuration.fleetChecks ? FleetTracking(settings: configuration.fleet, clock: clock) : nil
+        self.fleet = fleet
+        let security = configuration.securityChecks ? SecurityTracking(clock: clock) : nil
+        self.security = security
+        self.ingestion = IngestService(store: store, instance: configuration.instanceName, settings: settings,
+                                       window: configuration.sightingTimeWindow, positions: positions, fleet: fleet, security: security,
                                        rotation: rotation, registry: registry, publisher: publisher, metrics: metrics, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst, clock: intervalClock)
         self.streams = EventStreamLimiter(perToken: configuration.maxEventStreamsPerToken, total: configuration.maxEventStreams)
@@ -124,8 +146,8 @@ public final class ProximaServer: Sendable {
             Response(status: .ok, headers: [.contentType: "application/yaml"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: Self.openAPIDocument)))
         }
-        router.get("/metrics") { [metrics, ingestion] _, _ in
-            if let fleet = ingestion.fleet { metrics.record(fleet.stateCounts()) }
+        router.get("/metrics") { [metrics, fleet] _, _ in
+            if let fleet = fleet { metrics.record(fleet.stateCounts()) }
             try await self.recordHelpRequestMetrics()
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                      body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition() + (await self.queueMetricsText()))))

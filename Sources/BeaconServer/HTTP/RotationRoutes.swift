@@ -24,7 +24,7 @@ extension ProximaServer {
     }
 
     func addRotationRoutes(to router: Router<ProximaRequestContext>) {
-        router.put("/v1/beacons/:id/rotation") { [store, configuration, ingestion] request, context in
+        router.put("/v1/beacons/:id/rotation") { [store, configuration, clock] request, context in
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let body = try await Self.decode(RotationRequest.self, from: request, limit: 4096)
@@ -35,12 +35,12 @@ extension ProximaServer {
                 throw APIError(.conflict, field: "key",
                                "this server has no secret key to seal rotation keys with; restart it with --secret-key-file FILE (32 bytes)")
             }
-            let settings = try await store.setRotation(beaconID: id, key: key, period: period, secret: secret, now: ingestion.clock())
+            let settings = try await store.setRotation(beaconID: id, key: key, period: period, secret: secret, now: clock())
             return try Self.json(settings)
         }
-        router.get("/v1/beacons/:id/rotation") { [store, ingestion] _, context in
+        router.get("/v1/beacons/:id/rotation") { [store, clock] _, context in
             try context.require(.operate)
-            return try Self.json(try await store.rotationSettings(beaconID: try Self.intParameter(context, "id"), now: ingestion.clock()))
+            return try Self.json(try await store.rotationSettings(beaconID: try Self.intParameter(context, "id"), now: clock()))
         }
         router.delete("/v1/beacons/:id/rotation") { [store] _, context in
             try context.require(.operate)
@@ -52,7 +52,7 @@ extension ProximaServer {
     /// `GET /v1/resolve` for a rotated identity: the registered beacon's meaning with the
     /// rotation it came through; a replay is refused (409, field `identity`).
     func resolveRotated(_ identity: BeaconIdentity) async throws -> ResolvedIdentity? {
-        let now = ingestion.clock()
+        let now = clock()
         guard let match = try await rotation.match(identity, at: now, now: now) else { return nil }
         guard match.resolves else {
             throw APIError(.conflict, field: "identity",

@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable {
     public var sightingTimeWindow = SightingTimeWindow.default
     /// How often stream readers look for events stored by other instances.
     public var eventPollInterval: Duration = .milliseconds(250)
+    /// Recent events held in memory for live streams; a stream further behind reads the database.
+    public var eventRingCapacity = 4_096
     /// An idle Server-Sent Events stream writes a comment line this often: proxies keep it
     /// open, and a failed write is how a departed client's stream is found and its place among
     /// the stream limits given back (within about two intervals).

@@ -20,6 +20,9 @@ public final class ServerMetrics: Sendable {
     let webhookDrops: Metrics.Counter
     /// After-commit observer runs that failed and were left in the outbox for a retry.
     let observerFailures: Metrics.Counter
+    /// Database reads of the event ring (``EventRing``): its start, its refreshes for all of an
+    /// instance's live streams, and the catch-up pages of streams behind the ring.
+    let eventDatabaseReads: Metrics.Counter
     /// `proxima_beacons{state=…}`: beacons per fleet-health state, set when scraped.
     let beaconStates: [HealthLevel: Prometheus.Gauge]
 
@@ -36,6 +39,7 @@ public final class ServerMetrics: Sendable {
         registryLoads = Metrics.Counter(label: "proxima_registry_loads_total", factory: factory)
         webhookDrops = Metrics.Counter(label: "proxima_webhook_events_dropped_total", factory: factory)
         observerFailures = Metrics.Counter(label: "proxima_observer_failures_total", factory: factory)
+        eventDatabaseReads = Metrics.Counter(label: "proxima_event_stream_database_reads_total", factory: factory)
         let registry = self.registry
         let descriptor = MetricNameDescriptor(metricName: "proxima_beacons", unitName: "", helpText: "beacons per fleet-health state")
         beaconStates = Dictionary(uniqueKeysWithValues: HealthLevel.allCases.map { level in

@@ -14,7 +14,7 @@ extension ProximaServer {
     static let defaultSurveySeconds = 10.0
 
     func addSurveyRoutes(to router: Hummingbird.Router<ProximaRequestContext>) {
-        router.post("/v1/sites/:id/survey-recordings") { [store, ingestion] request, context in
+        router.post("/v1/sites/:id/survey-recordings") { [store, positions] request, context in
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let asked = try await Self.decode(SurveyRecordingRequest.self, from: request, limit: 16 * 1024)
@@ -32,7 +32,7 @@ extension ProximaServer {
             let seconds = asked.seconds ?? Self.defaultSurveySeconds
             let recording: SurveyRecorder.Recording
             do throws(SurveyRecorder.Refusal) {
-                recording = try ingestion.positions.beginSurvey(siteID: id, map: map, subject: subject,
+                recording = try positions.beginSurvey(siteID: id, map: map, subject: subject,
                                                                 position: asked.position, seconds: seconds)
             } catch .seconds {
                 let range = SurveyRecorder.allowedSeconds
@@ -43,37 +43,37 @@ extension ProximaServer {
             }
             return try Self.json(recording, status: .created)
         }
-        router.get("/v1/sites/:id/survey-recordings") { [store, ingestion] _, context in
+        router.get("/v1/sites/:id/survey-recordings") { [store, positions] _, context in
             try context.require(.read)
             let id = try Self.intParameter(context, "id")
             guard try await store.siteMapVersion(siteID: id) != nil else {
                 throw APIError(.notFound, field: "id", "site \(id) has no map; upload one with PUT /v1/sites/\(id)/map")
             }
-            let (recordings, clock) = ingestion.positions.surveyRecordings(siteID: id)
+            let (recordings, clock) = positions.surveyRecordings(siteID: id)
             return try Self.json(SurveyRecorder.Listing(siteID: id, clock: clock, recordings: recordings))
         }
-        router.delete("/v1/sites/:id/survey-recordings/:recording") { [ingestion] _, context in
+        router.delete("/v1/sites/:id/survey-recordings/:recording") { [positions] _, context in
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let recording = try Self.intParameter(context, "recording")
-            guard ingestion.positions.discardSurvey(siteID: id, recording: recording) else {
+            guard positions.discardSurvey(siteID: id, recording: recording) else {
                 throw APIError(.notFound, field: "recording", "site \(id) has no survey recording \(recording)")
             }
             return Response(status: .noContent)
         }
-        router.post("/v1/sites/:id/survey-recordings/save") { [store, ingestion] _, context in
+        router.post("/v1/sites/:id/survey-recordings/save") { [store, positions] _, context in
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
-            let finished = ingestion.positions.takeFinishedSurvey(siteID: id)
+            let finished = positions.takeFinishedSurvey(siteID: id)
             guard !finished.isEmpty else {
                 throw APIError(.conflict, field: "recordings", "site \(id) has no finished survey recording to save")
             }
             let stored: StoredSiteMap
             do { stored = try await store.appendSurvey(siteID: id, recordings: finished) } catch {
-                ingestion.positions.restoreSurvey(siteID: id, finished)
+                positions.restoreSurvey(siteID: id, finished)
                 throw error
             }
-            ingestion.positions.start(stored)
+            positions.start(stored)
             let kept = Store.kept(finished, on: stored.map)
             return try Self.json(SurveyRecorder.Saved(siteID: id, mapVersion: stored.version, tagSurvey: kept.count { $0.kind == .tag },
                                                  survey: kept.count { $0.kind == .phone }, dropped: finished.count - kept.count))

@@ -24,7 +24,7 @@ extension ProximaServer {
             try context.require(.operate)
             let id = try Self.intParameter(context, "id")
             let body = try await request.body.collect(upTo: limits.templateBytes * 4 / 3 + limits.passJSONBytes + 4096)
-            let template = try PassTemplateInput.parse(Data(buffer: body), siteID: id, limits: limits, now: self.ingestion.clock())
+            let template = try PassTemplateInput.parse(Data(buffer: body), siteID: id, limits: limits, now: self.clock())
             return try Self.templateResponse(try await store.setPassTemplate(template))
         }
         router.get("/v1/sites/:id/pass-template") { [store] _, context in
@@ -43,7 +43,7 @@ extension ProximaServer {
             try NameText.check(visitor, field: "visitor")
             let template = try await store.passTemplate(siteID: id)
             let beacons = try await store.passBeacons(siteID: id, zones: body.zones)
-            let now = self.ingestion.clock()
+            let now = self.clock()
             let pass = IssuedPass(serial: PassIssuer.newSerial(), siteID: id, passTypeIdentifier: template.passTypeIdentifier, visitor: visitor,
                                   version: 1, updateTag: 0, createdAt: now, updatedAt: now, beacons: beacons)
             let stored = StoredPass(pass: pass, authenticationToken: PassIssuer.newAuthenticationToken())
@@ -75,7 +75,7 @@ extension ProximaServer {
             guard let minor = UInt16(exactly: body.minor) else {
                 throw APIError(.badRequest, field: "minor", "expected a minor in 0…65535, found \(body.minor)")
             }
-            return try Self.json(try await store.renumberZone(id: id, minor: minor, now: self.ingestion.clock()))
+            return try Self.json(try await store.renumberZone(id: id, minor: minor, now: self.clock()))
         }
     }
 

@@ -36,7 +36,7 @@ extension ProximaServer {
             try Self.checkIdentifier(body.pushToken, field: "pushToken")
             let created = try await store.registerDevice(
                 PassRegistration(deviceLibraryIdentifier: device, passTypeIdentifier: passType, serial: serial, pushToken: body.pushToken),
-                limits: limits, now: self.ingestion.clock())
+                limits: limits, now: self.clock())
             return Response(status: created ? .created : .ok)
         }
         router.delete(RouterPath(registration)) { [store] request, context in

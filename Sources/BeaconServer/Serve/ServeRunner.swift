@@ -123,7 +123,7 @@ public enum ServeRunner {
             // Always running: a site may carry its own retention even when the server has none.
             var services: [any Service] = [
                 FleetCheckService(server: server, logger: logger),
-                EventRetentionService(store: store, retention: options.eventRetention, clock: server.ingestion.clock, logger: logger),
+                EventRetentionService(store: store, retention: options.eventRetention, clock: server.clock, ring: server.events, logger: logger),
             ]
             var demoSignInCode: String?
             if options.demo {

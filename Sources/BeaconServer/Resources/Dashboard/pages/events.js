@@ -1,5 +1,5 @@
-// Events: the live stream of region and room enters and exits (and fleet alerts), filtered by
-// site and zone on the server and by kind here.
+// Events: the live stream of region and room enters and exits, fleet alerts, and devices'
+// check-ins and offers, filtered by site and zone on the server and by kind here.
 import { followEvents, get } from '../api.js';
 import { clear, el, formatTime, labelled, message, select } from '../dom.js';
 import { sitePicker } from './common.js';
@@ -7,6 +7,7 @@ import { sitePicker } from './common.js';
 const kinds = [
   ['enter', 'Region enter'], ['exit', 'Region exit'], ['roomEnter', 'Room enter'], ['roomExit', 'Room exit'],
   ['alertRaised', 'Alert raised'], ['alertLowered', 'Alert lowered'], ['alertCleared', 'Alert cleared'],
+  ['checkIn', 'Check-in'], ['offersDelivered', 'Offers delivered'],
 ];
 const kindOf = (event) => event.event ?? event.kind ?? 'unknown';
 const shownRows = 200;
@@ -32,6 +33,8 @@ function render(container) {
   function describe(event) {
     if (event.room) return `${event.room}: ${event.subject?.name ?? ''}`;
     if (event.reason) return `${event.check ?? ''} (${event.level ?? ''}): ${event.reason}`;
+    if (event.zone) return `${event.zone.label}: device ${event.device}`;
+    if (event.offers) return `${event.offers.map((offer) => offer.title).join(', ')}: device ${event.device}`;
     return event.region?.identifier ?? '';
   }
 

@@ -57,12 +57,13 @@ let package = Package(
         .target(name: "BeaconHCI", dependencies: ["BeaconKit", "CHCIShim"]),
         .target(
             name: "BeaconSimulator",
-            dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation", .product(name: "DequeModule", package: "swift-collections")],
+            dependencies: ["BeaconKit", "BeaconLocate", "BeaconFleet", "BeaconSecurity", "BeaconRotation", .product(name: "DequeModule", package: "swift-collections"),
+                           .product(name: "HeapModule", package: "swift-collections")],
             swiftSettings: simulationSettings
         ),
         // Spoof and replay checks (issue 15): a pure, clock-driven detector of the sighting stream.
         .target(name: "BeaconSecurity", dependencies: ["BeaconKit", "BeaconRotation"]),
-        .target(name: "BeaconLocate", dependencies: ["BeaconKit"], swiftSettings: simulationSettings),
+        .target(name: "BeaconLocate", dependencies: ["BeaconKit", .product(name: "DequeModule", package: "swift-collections")], swiftSettings: simulationSettings),
         .target(name: "BeaconFleet", dependencies: ["BeaconKit"]),
         // Rotating identities (issue 15): pure derivation and window rule, shared by the
         // advertiser and the server.
@@ -107,7 +108,7 @@ let package = Package(
         .target(
             name: "BeaconServer",
             dependencies: [
-                "BeaconKit", "BeaconSimulator", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT", "BeaconSecurity",
+                "BeaconKit", "BeaconGateway", "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT", "BeaconSecurity",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -137,6 +138,8 @@ let package = Package(
                 "BeaconLocate", "BeaconFleet", "BeaconWallet", "BeaconRotation", "BeaconMQTT", "BeaconSecurity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // `serve --demo`'s simulated gateway runs as one of the server's services.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

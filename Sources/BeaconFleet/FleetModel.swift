@@ -1,26 +1,12 @@
 import BeaconKit
 import Foundation
 
-/// A point on a site's plan, in metres.
-public struct FleetPosition: Sendable, Hashable, Codable {
-    public var x: Double
-    public var y: Double
-    public init(x: Double, y: Double) {
-        self.x = x
-        self.y = y
-    }
-
-    func distance(to other: FleetPosition) -> Double {
-        ((x - other.x) * (x - other.x) + (y - other.y) * (y - other.y)).squareRoot()
-    }
-}
-
 /// What the registry says of one beacon: the expectation every check compares against.
 public struct FleetBeacon: Sendable, Hashable {
     public var identity: BeaconIdentity
     public var label: String
     public var siteID: Int
-    public var position: FleetPosition?
+    public var position: Position?
     public var measuredPower: Int8?
     /// The battery's type as the registry names it (`CR2477`, `2xAA`, …).
     public var battery: String
@@ -31,7 +17,7 @@ public struct FleetBeacon: Sendable, Hashable {
     /// Only deployed beacons can be missing; planned and retired ones are still registered.
     public var isDeployed: Bool
 
-    public init(identity: BeaconIdentity, label: String, siteID: Int, position: FleetPosition? = nil,
+    public init(identity: BeaconIdentity, label: String, siteID: Int, position: Position? = nil,
                 measuredPower: Int8? = nil, battery: String = "CR2477", installedAt: Double? = nil,
                 isFixed: Bool = true, isDeployed: Bool = true) {
         self.identity = identity
@@ -50,11 +36,11 @@ public struct FleetBeacon: Sendable, Hashable {
 public struct FleetGateway: Sendable, Hashable {
     public var name: String
     public var siteID: Int
-    public var position: FleetPosition?
+    public var position: Position?
     /// A phone that posts its own sightings moves: its links say nothing about drift.
     public var isFixed: Bool
 
-    public init(name: String, siteID: Int, position: FleetPosition? = nil, isFixed: Bool = true) {
+    public init(name: String, siteID: Int, position: Position? = nil, isFixed: Bool = true) {
         self.name = name
         self.siteID = siteID
         self.position = position

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// A reference scan taken at a known spot (a survey point, or a labelled training scan).

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// Decides which room each subject is in from its position fixes, for sites where no receiver

@@ -1,25 +1,4 @@
-/// A point on a site's floor plan, in metres from the plan's origin.
-public struct Position: Sendable, Hashable, Codable {
-    public var x: Double
-    public var y: Double
-
-    /// `X,Y` in metres, as commands take a point; nil unless two finite numbers.
-    public init?(commaSeparated text: String) {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        guard parts.count == 2, let x = Double(parts[0].trimmingCharacters(in: .whitespaces)),
-              let y = Double(parts[1].trimmingCharacters(in: .whitespaces)), x.isFinite, y.isFinite else { return nil }
-        self.init(x: x, y: y)
-    }
-
-    public init(x: Double, y: Double) {
-        self.x = x
-        self.y = y
-    }
-
-    public func distance(to other: Position) -> Double {
-        ((x - other.x) * (x - other.x) + (y - other.y) * (y - other.y)).squareRoot()
-    }
-}
+import BeaconKit
 
 /// A straight segment between two points: a wall, or one step of a route or of a particle.
 public struct Segment: Sendable, Hashable {

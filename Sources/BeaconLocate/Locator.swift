@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// The map's anchors laid out for the estimators: positions and calibrated powers in arrays

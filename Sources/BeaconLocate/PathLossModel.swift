@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// The log-distance model in the RSSI domain: a receiver with gain offset G hears a beacon of

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// Nonlinear least squares in the RSSI domain: find the point whose predicted RSSI to every

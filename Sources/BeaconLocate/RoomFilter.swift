@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// Decides each subject's room with a forward hidden Markov model over the map's rooms instead

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// A walkable route: the points to walk through, start and end included, and its length.

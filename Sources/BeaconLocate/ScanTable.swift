@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// Where a CSV file was refused: line (1-based) and column (1-based, 0 for the whole line).

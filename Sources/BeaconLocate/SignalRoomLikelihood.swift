@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// How likely each room makes one cycle's readings, straight from the signal model and with no

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// The four-line baseline every method is measured against on real data: the mean of the

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// The map's wall loss between every anchor and every spot of the floor, tabulated on a grid so

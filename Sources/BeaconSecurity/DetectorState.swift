@@ -80,7 +80,7 @@ struct IdentityTrace: Sendable {
 /// "Within `bound` metres of `position` at `time`", from one receiver's sighting.
 struct TraceAnchor: Sendable, Hashable {
     var receiver: String
-    var position: SitePosition
+    var position: Position3D
     var time: Double
     var bound: Double
 }

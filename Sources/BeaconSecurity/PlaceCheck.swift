@@ -79,7 +79,7 @@ struct PlaceConflict: Sendable {
 /// A fixed beacon the phone heard over the window, with the bound of its median.
 struct HeardPlace {
     var identity: BeaconIdentity
-    var position: SitePosition
+    var position: Position3D
     var median: Double
     var bound: Double
 }

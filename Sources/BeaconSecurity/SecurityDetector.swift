@@ -141,8 +141,8 @@ public struct SecurityDetector: Sendable {
 
     // MARK: - Cross-reference with the site's positions
 
-    private mutating func checkCoverage(_ observation: SecurityObservation, beacon: SecuritySite.Beacon, at beaconPosition: SitePosition,
-                                        receiverPosition: SitePosition, bound: Double, into alerts: inout [SecurityAlert]) {
+    private mutating func checkCoverage(_ observation: SecurityObservation, beacon: SecuritySite.Beacon, at beaconPosition: Position3D,
+                                        receiverPosition: Position3D, bound: Double, into alerts: inout [SecurityAlert]) {
         let distance = beaconPosition.distance(to: receiverPosition)
         guard distance > bound else { return }
         let settings = self.settings
@@ -205,7 +205,7 @@ public struct SecurityDetector: Sendable {
 
     // MARK: - Impossible traces
 
-    private mutating func checkTrace(_ observation: SecurityObservation, name: String?, receiverPosition: SitePosition, bound: Double,
+    private mutating func checkTrace(_ observation: SecurityObservation, name: String?, receiverPosition: Position3D, bound: Double,
                                      into alerts: inout [SecurityAlert]) {
         let settings = self.settings
         let anchor = TraceAnchor(receiver: observation.receiver, position: receiverPosition, time: observation.serverTime, bound: bound)

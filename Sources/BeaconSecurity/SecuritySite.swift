@@ -2,28 +2,6 @@ import BeaconKit
 import BeaconRotation
 import Foundation
 
-/// A point on a site's floor plan, in metres (`z` is height).
-public struct SitePosition: Sendable, Hashable, Codable, CustomStringConvertible {
-    public var x: Double
-    public var y: Double
-    public var z: Double
-
-    public init(x: Double, y: Double, z: Double = 0) {
-        self.x = x
-        self.y = y
-        self.z = z
-    }
-
-    public func distance(to other: SitePosition) -> Double {
-        let dx = x - other.x, dy = y - other.y, dz = z - other.z
-        return (dx * dx + dy * dy + dz * dz).squareRoot()
-    }
-
-    public var description: String {
-        "(\((x * 10).rounded() / 10), \((y * 10).rounded() / 10))"
-    }
-}
-
 /// What the detector knows of a site: where its fixed beacons and gateways are, which beacons
 /// are carried, and the radio figures the checks allow for. Built from the registry (server) or
 /// from a scenario (simulator).
@@ -31,13 +9,13 @@ public struct SecuritySite: Sendable, Hashable {
     /// A registered beacon. `position` is nil for a carried one (a tag, a badge).
     public struct Beacon: Sendable, Hashable {
         public var name: String
-        public var position: SitePosition?
+        public var position: Position3D?
         /// RSSI at 1 m the beacon was calibrated to; a spoofer cannot change what the registry holds.
         public var measuredPower: MeasuredPower
         /// The address it transmits from, when the registry knows it; otherwise the first one heard.
         public var address: BluetoothAddress?
 
-        public init(name: String, position: SitePosition?, measuredPower: MeasuredPower = .appleDefault, address: BluetoothAddress? = nil) {
+        public init(name: String, position: Position3D?, measuredPower: MeasuredPower = .appleDefault, address: BluetoothAddress? = nil) {
             self.name = name
             self.position = position
             self.measuredPower = measuredPower
@@ -47,13 +25,13 @@ public struct SecuritySite: Sendable, Hashable {
 
     public var beacons: [BeaconIdentity: Beacon]
     /// Fixed receivers (gateways) by name; a phone's position is unknown and it is not listed.
-    public var receivers: [String: SitePosition]
+    public var receivers: [String: Position3D]
     /// Rotating beacons (docs/security.md, "Rotating identities"), by their registered identity:
     /// what they send is resolved to it, and an identity of a past period is a replay.
     public var rotations: [BeaconIdentity: RotatingIdentity]
     public var settings: SecuritySettings
 
-    public init(beacons: [BeaconIdentity: Beacon], receivers: [String: SitePosition], rotations: [BeaconIdentity: RotatingIdentity] = [:],
+    public init(beacons: [BeaconIdentity: Beacon], receivers: [String: Position3D], rotations: [BeaconIdentity: RotatingIdentity] = [:],
                 settings: SecuritySettings = SecuritySettings()) {
         self.beacons = beacons
         self.receivers = receivers

@@ -1,3 +1,4 @@
+import BeaconKit
 import Foundation
 
 /// The radio channel's parameters. Each physical effect has one knob; docs/scenarios.md gives
@@ -95,16 +96,16 @@ public enum Propagation {
 
     /// Total wall attenuation along the floor-plane segment a–b (COST 231 multi-wall model,
     /// Damosso (ed.), COST 231 Final Report, 1999, §4.7: each crossed wall adds its own loss).
-    public static func wallLoss(from a: Point, to b: Point, walls: [Wall]) -> Double {
+    public static func wallLoss(from a: Position3D, to b: Position3D, walls: [Wall]) -> Double {
         var loss = 0.0
         for wall in walls where segmentsIntersect(a, b, wall.from, wall.to) { loss += wall.attenuation }
         return loss
     }
 
     /// Whether floor segments p1–p2 and q1–q2 cross (orientation test; touching counts).
-    public static func segmentsIntersect(_ p1: Point, _ p2: Point, _ q1: Point, _ q2: Point) -> Bool {
-        func orientation(_ a: Point, _ b: Point, _ c: Point) -> Double { (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x) }
-        func onSegment(_ a: Point, _ b: Point, _ c: Point) -> Bool {
+    public static func segmentsIntersect(_ p1: Position3D, _ p2: Position3D, _ q1: Position3D, _ q2: Position3D) -> Bool {
+        func orientation(_ a: Position3D, _ b: Position3D, _ c: Position3D) -> Double { (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x) }
+        func onSegment(_ a: Position3D, _ b: Position3D, _ c: Position3D) -> Bool {
             min(a.x, b.x) <= c.x && c.x <= max(a.x, b.x) && min(a.y, b.y) <= c.y && c.y <= max(a.y, b.y)
         }
         let d1 = orientation(q1, q2, p1), d2 = orientation(q1, q2, p2)
@@ -124,7 +125,7 @@ public enum Propagation {
 
     /// Whether the walker's body (a disc behind the phone, opposite to its heading) crosses the
     /// floor-plane line of sight from the phone to the beacon.
-    public static func bodyBlocks(phone: Point, heading: (x: Double, y: Double), beacon: Point) -> Bool {
+    public static func bodyBlocks(phone: Position3D, heading: (x: Double, y: Double), beacon: Position3D) -> Bool {
         let centreX = phone.x - heading.x * bodyOffset, centreY = phone.y - heading.y * bodyOffset
         let dx = beacon.x - phone.x, dy = beacon.y - phone.y
         let lengthSquared = dx * dx + dy * dy

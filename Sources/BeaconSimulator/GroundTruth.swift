@@ -7,7 +7,7 @@ public struct GroundTruth: Sendable, Hashable {
     /// True distance from the beacon to the receiver, in metres.
     public var distance: Double
     /// Where the receiver was.
-    public var receiverPosition: Point
+    public var receiverPosition: Position3D
     /// The received power expected from path loss, walls and antenna gain alone (dBm), i.e. the
     /// RSSI a perfect filter would converge to if shadowing were zero.
     public var meanPower: Double
@@ -15,7 +15,7 @@ public struct GroundTruth: Sendable, Hashable {
     /// `ChannelModel.presenceThreshold`), by name, in scenario order.
     public var regions: [String]
     /// Where the beacon was (a carried beacon moves).
-    public var beaconPosition = Point(x: 0, y: 0)
+    public var beaconPosition = Position3D(x: 0, y: 0)
     /// The rooms (`Scenario.rooms`, by name) holding the receiver and the beacon; nil outside
     /// every room or when the scenario has none.
     public var receiverRoom: String?
@@ -23,7 +23,7 @@ public struct GroundTruth: Sendable, Hashable {
     /// The index in `Scenario.beacons` of the transmitter that sent the packet.
     public var transmitter = 0
 
-    public init(beacon: String, distance: Double, receiverPosition: Point, meanPower: Double, regions: [String]) {
+    public init(beacon: String, distance: Double, receiverPosition: Position3D, meanPower: Double, regions: [String]) {
         self.beacon = beacon
         self.distance = distance
         self.receiverPosition = receiverPosition
@@ -64,18 +64,18 @@ public struct SimulationStatistics: Sendable, Hashable {
 extension Scenario {
     /// Ground-truth presence: the mean power (log-distance, walls, antenna gain) of a beacon at a
     /// receiver position, the quantity compared with `channel.presenceThreshold`.
-    public func meanPower(of beacon: SimulatedBeacon, at position: Point, antennaGain: Double) -> Double {
+    public func meanPower(of beacon: SimulatedBeacon, at position: Position3D, antennaGain: Double) -> Double {
         meanPower(from: beacon.position, beacon: beacon, at: position, antennaGain: antennaGain)
     }
 
     /// The same for a beacon at `source` (where a carried beacon is at some time).
-    public func meanPower(from source: Point, beacon: SimulatedBeacon, at position: Point, antennaGain: Double) -> Double {
+    public func meanPower(from source: Position3D, beacon: SimulatedBeacon, at position: Position3D, antennaGain: Double) -> Double {
         Propagation.meanPower(txPower: beacon.txPower, distance: source.distance(to: position), channel: channel)
             + antennaGain - Propagation.wallLoss(from: source, to: position, walls: venue.walls)
     }
 
     /// Where a receiver is at a time, and which way it faces.
-    public func state(of receiver: SimulatedReceiver, at time: Double) -> (position: Point, heading: (x: Double, y: Double)) {
+    public func state(of receiver: SimulatedReceiver, at time: Double) -> (position: Position3D, heading: (x: Double, y: Double)) {
         switch receiver.placement {
         case .fixed(let point): (point, (1, 0))
         case .walking(let path): path.state(at: time)

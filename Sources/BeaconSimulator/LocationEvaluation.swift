@@ -42,7 +42,7 @@ public struct LocationEvaluation: Sendable {
     /// Room deciders from outside this module (the server's tracker), made afresh for each
     /// seed's scenario (with its simulated surveys, empty with no survey) and scored beside
     /// the evaluation's own rows.
-    public var externalDeciders: [@Sendable (Scenario, LocationSurveys) -> any ExternalRoomDecider] = []
+    public var siteTrackers: [@Sendable (Scenario, LocationSurveys) -> SiteTrackerRoomDecider] = []
 
     public init(scenario: Scenario) {
         self.scenario = scenario
@@ -94,7 +94,7 @@ public struct LocationEvaluation: Sendable {
             // The map's receivers are the gateways, in the same order.
             surveys.tags = survey.fingerprints.map { TagSurveyPoint(position: $0.position, measuredPower: Double(tag.measuredPower.dBm), readings: $0.readings) }
         }
-        pass.external = externalDeciders.map { $0(scenario, surveys) }
+        pass.siteTrackers = siteTrackers.map { $0(scenario, surveys) }
         var simulation = Simulation(scenario: scenario)
         while let item = simulation.next() { pass.receive(item) }
         pass.finish()
@@ -110,14 +110,14 @@ public struct LocationEvaluation: Sendable {
     /// corrected by the map's walls) and from the survey, then compares with the scenario.
     private func calibrate(map: SiteMap, survey: SimulatedSurvey?) -> CalibrationOutcome? {
         let fixedBeacons = Dictionary(scenario.beacons.filter { $0.path == nil }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var fixedReceivers: [String: (point: Point, gain: Double)] = [:]
+        var fixedReceivers: [String: (point: Position3D, gain: Double)] = [:]
         for receiver in scenario.receivers {
             if case .fixed(let point) = receiver.placement { fixedReceivers[receiver.name] = (point, receiver.antennaGain) }
         }
         var calibrator = SiteCalibrator(priorPower: Dictionary(map.beacons.compactMap { beacon in beacon.measuredPower.map { (beacon.id, $0) } },
                                                                uniquingKeysWith: { first, _ in first }))
         let sensitivity = scenario.channel.sensitivity
-        func usable(_ beacon: SimulatedBeacon, at point: Point, distance: Double, walls: Double) -> Bool {
+        func usable(_ beacon: SimulatedBeacon, at point: Position3D, distance: Double, walls: Double) -> Bool {
             Double(beacon.measuredPower.dBm) - 25 * log10(max(0.1, distance)) - walls >= sensitivity + calibrationHeadroom
         }
         // Gateways: a window of linear power per link, fed as one reading when the window closes.
@@ -137,7 +137,7 @@ public struct LocationEvaluation: Sendable {
                       let beacon = fixedBeacons[item.truth.beacon] else { continue }
                 let name = item.sighting.receiver
                 if wallLoss[name]?[beacon.name] == nil {
-                    let loss = map.wallLoss(from: Position(x: beacon.position.x, y: beacon.position.y), to: Position(x: receiver.point.x, y: receiver.point.y))
+                    let loss = map.wallLoss(from: beacon.position.plan, to: receiver.point.plan)
                     wallLoss[name, default: [:]][beacon.name] = usable(beacon, at: receiver.point, distance: item.truth.distance, walls: loss) ? loss : .nan
                 }
                 guard wallLoss[name]![beacon.name]!.isFinite else { continue }
@@ -162,7 +162,7 @@ public struct LocationEvaluation: Sendable {
                     let mapped = map.beacons[anchor]
                     guard let beacon = fixedBeacons[mapped.id] else { continue }
                     let loss = map.wallLoss(from: mapped.position, to: point.position)
-                    guard usable(beacon, at: Point(x: point.position.x, y: point.position.y), distance: link.distance, walls: loss) else { continue }
+                    guard usable(beacon, at: Position3D(point.position), distance: link.distance, walls: loss) else { continue }
                     receiversInFit.insert("survey")
                     calibrator.add(beacon: mapped.id, receiver: "survey", distance: link.distance, rssi: link.meanPower + loss)
                 }

@@ -68,8 +68,8 @@ struct LocationPass {
     /// decided[direction][decider][subject]
     private var decided: [Direction: [String: [String: RoomTimeline]]] = [:]
     private var truth: [Direction: [String: RoomTimeline]] = [:]
-    /// Deciders outside this module, fed every sighting (``ExternalRoomDecider``).
-    var external: [any ExternalRoomDecider] = []
+    /// The server's site trackers, fed every sighting (``SiteTrackerRoomDecider``).
+    var siteTrackers: [SiteTrackerRoomDecider] = []
 
     init(scenario: Scenario, map: SiteMap, model: PathLossModel, cycle: Double, tagRoomCycle: Double, phoneSurvey: [SurveyPoint],
          walkers: [String], tags: [SimulatedBeacon], gateways: [String],
@@ -122,7 +122,7 @@ struct LocationPass {
         let time = item.sighting.time
         sampleTruth(until: time)
         closeCycles(endingBy: time)
-        for index in external.indices { apply(external[index].receive(item.sighting), from: external[index]) }
+        for index in siteTrackers.indices { apply(siteTrackers[index].receive(item.sighting), from: siteTrackers[index]) }
         guard let rssi = item.sighting.rssi.map(Double.init), let identity = item.sighting.frame.iBeacon?.identity else { return }
         let receiver = item.sighting.receiver
         if walkerNames.contains(receiver), let anchor = map.beaconIndex(for: item.sighting.frame) {
@@ -148,7 +148,7 @@ struct LocationPass {
         if phoneLocators.isEmpty { buildLocators() }
         sampleTruth(until: scenario.duration)
         while min(cycleEnd, tagRoomCycleEnd) <= scenario.duration { closeNextCycle() }
-        for index in external.indices { apply(external[index].advance(to: scenario.duration), from: external[index]) }
+        for index in siteTrackers.indices { apply(siteTrackers[index].advance(to: scenario.duration), from: siteTrackers[index]) }
     }
 
     /// Closes the fix cycles and the tags' room cycles that end by `time`, in time order (a
@@ -319,8 +319,8 @@ struct LocationPass {
         }
     }
 
-    private mutating func record(_ fix: Fix, subject: String, truth position: Point, direction: Direction, method: LocateMethod, at time: Double) {
-        errors[direction, default: [:]][method, default: []].append(fix.position.distance(to: Position(x: position.x, y: position.y)))
+    private mutating func record(_ fix: Fix, subject: String, truth position: Position3D, direction: Direction, method: LocateMethod, at time: Double) {
+        errors[direction, default: [:]][method, default: []].append(fix.position.distance(to: position.plan))
         guard !map.rooms.isEmpty else { return }
         for (variant, label) in Self.hysteresisLabels.enumerated() {
             guard var rooms = fixRooms[direction]?[method]?[variant] else { continue }
@@ -372,9 +372,9 @@ struct LocationPass {
         }
     }
 
-    /// An external decider's changes, in the rows it names; a subject the scenario does not
+    /// A site tracker's changes, in the rows it names; a subject the scenario does not
     /// have in that direction is not scored.
-    private mutating func apply(_ changes: [ExternalRoomChange], from decider: any ExternalRoomDecider) {
+    private mutating func apply(_ changes: [SiteTrackerRoomChange], from decider: SiteTrackerRoomDecider) {
         for change in changes {
             let known = change.direction == .phones ? walkerNames.contains(change.subject) : tags.contains { $0.name == change.subject }
             guard known, let label = decider.labels[change.direction] else { continue }
@@ -390,7 +390,7 @@ struct LocationPass {
             let subjects = truth[direction] ?? [:]
             guard !subjects.isEmpty else { continue }
             let deciders = roomFilterVariants[direction, default: []].map(\.label) + deciderRows[direction, default: []].map(\.label)
-                + external.compactMap { $0.labels[direction] }
+                + siteTrackers.compactMap { $0.labels[direction] }
                 + (direction == .phones ? ["room beacons"] : ["room gateways"] + PeerRoomDeciders.labels)
                 + Self.hysteresisLabels.flatMap { label in LocateMethod.allCases.map { "fixes (\($0.rawValue))\(label)" } }
             for decider in deciders {

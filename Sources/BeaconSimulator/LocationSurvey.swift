@@ -68,7 +68,7 @@ struct SimulatedSurvey {
         survey.duration = duration
         survey.beacons = scenario.beacons.filter { $0.path == nil }
         survey.receivers = grid.enumerated().map { index, point in
-            SimulatedReceiver(name: "survey \(index)", placement: .fixed(Point(x: point.x, y: point.y, z: height)), body: false)
+            SimulatedReceiver(name: "survey \(index)", placement: .fixed(Position3D(x: point.x, y: point.y, z: height)), body: false)
         }
         survey.regions = []
         let receiverIndex = Dictionary(uniqueKeysWithValues: survey.receivers.enumerated().map { ($1.name, $0) })
@@ -92,7 +92,7 @@ struct SimulatedSurvey {
         survey.beacons = grid.enumerated().map { index, point in
             SimulatedBeacon(name: "survey \(index)", identity: BeaconIdentity(uuid: tag.identity.uuid, major: 65_535, minor: UInt16(index)),
                             address: BluetoothAddress(rawValue: 0xC1_00_00_00_00_00 | UInt64(index + 1)),
-                            position: Point(x: point.x, y: point.y, z: height), measuredPower: tag.measuredPower,
+                            position: Position3D(x: point.x, y: point.y, z: height), measuredPower: tag.measuredPower,
                             txPower: tag.txPower, interval: 0.5)
         }
         let gatewayIndex = Dictionary(uniqueKeysWithValues: gateways.enumerated().map { ($1, $0) })

@@ -3,33 +3,13 @@ import BeaconLocate
 import BeaconRotation
 import Foundation
 
-/// A point in the venue, in metres. `z` is height above the floor; walls are full height.
-public struct Point: Sendable, Hashable, CustomStringConvertible {
-    public var x: Double
-    public var y: Double
-    public var z: Double
-
-    public init(x: Double, y: Double, z: Double = 0) {
-        self.x = x
-        self.y = y
-        self.z = z
-    }
-
-    public func distance(to other: Point) -> Double {
-        let dx = x - other.x, dy = y - other.y, dz = z - other.z
-        return (dx * dx + dy * dy + dz * dz).squareRoot()
-    }
-
-    public var description: String { "(\(x), \(y), \(z))" }
-}
-
 /// A straight wall between two floor points, costing `attenuation` dB to every path that crosses it.
 public struct Wall: Sendable, Hashable {
-    public var from: Point
-    public var to: Point
+    public var from: Position3D
+    public var to: Position3D
     public var attenuation: Double
 
-    public init(from: Point, to: Point, attenuation: Double) {
+    public init(from: Position3D, to: Position3D, attenuation: Double) {
         self.from = from
         self.to = to
         self.attenuation = attenuation
@@ -53,7 +33,7 @@ public struct SimulatedBeacon: Sendable, Hashable {
     public var name: String
     public var identity: BeaconIdentity
     public var address: BluetoothAddress
-    public var position: Point
+    public var position: Position3D
     /// The calibration byte the beacon advertises (RSSI it claims at 1 m).
     public var measuredPower: MeasuredPower
     /// Radiated power in dBm; the true mean RSSI at 1 m is `txPower - channel.referenceLoss`.
@@ -77,7 +57,7 @@ public struct SimulatedBeacon: Sendable, Hashable {
     /// count as seconds since 1970); `identity` is then its registered identity.
     public var rotation: RotatingIdentity?
 
-    public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Point,
+    public init(name: String, identity: BeaconIdentity, address: BluetoothAddress, position: Position3D,
                 measuredPower: MeasuredPower = .appleDefault, txPower: Double = 0, interval: Double = 0.1,
                 batteryMillivolts: UInt16 = 3000, telemetry: Bool = false, path: WalkerPath? = nil,
                 switching: BeaconSwitching? = nil) {
@@ -98,7 +78,7 @@ public struct SimulatedBeacon: Sendable, Hashable {
 /// A receiver: a fixed gateway or a walker carrying a phone along a path.
 public struct SimulatedReceiver: Sendable, Hashable {
     public enum Placement: Sendable, Hashable {
-        case fixed(Point)
+        case fixed(Position3D)
         case walking(WalkerPath)
     }
 

@@ -5,9 +5,9 @@ import Foundation
 /// A fixed beacon's new place from a time on (a `move` fault).
 public struct BeaconRelocation: Sendable, Hashable {
     public var at: Double
-    public var position: Point
+    public var position: Position3D
 
-    public init(at: Double, position: Point) {
+    public init(at: Double, position: Position3D) {
         self.at = at
         self.position = position
     }
@@ -65,7 +65,7 @@ public struct ScenarioFault: Sendable, Hashable {
         /// The beacon's battery runs down along `discharge`, then the beacon falls silent.
         case batteryDeath(beacon: Int, discharge: BatteryDischarge)
         /// A fixed beacon is moved to `to` at `at`.
-        case move(beacon: Int, at: Double, to: Point)
+        case move(beacon: Int, at: Double, to: Position3D)
         /// A transmitter unknown to the registry (`beacon`, an index into the scenario's beacons
         /// added for it) starts at `at`.
         case rogue(beacon: Int, at: Double)

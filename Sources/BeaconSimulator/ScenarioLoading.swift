@@ -143,9 +143,9 @@ extension Scenario {
         return uuid
     }
 
-    static func point(_ cursor: JSONCursor, within bounds: (width: Double, height: Double)) throws(ScenarioError) -> Point {
+    static func point(_ cursor: JSONCursor, within bounds: (width: Double, height: Double)) throws(ScenarioError) -> Position3D {
         let object = try cursor.object(allowing: ["x", "y", "z"])
-        return Point(x: try object.required("x").number(in: 0...bounds.width),
+        return Position3D(x: try object.required("x").number(in: 0...bounds.width),
                      y: try object.required("y").number(in: 0...bounds.height),
                      z: try object.number("z", default: 0, in: -100...1000))
     }
@@ -296,7 +296,7 @@ extension Scenario {
         var waypoints: [WalkerPath.Waypoint] = []
         for waypoint in waypointCursors {
             let fields = try waypoint.object(allowing: ["x", "y", "z", "pause"])
-            let position = Point(x: try fields.required("x").number(in: 0...bounds.width),
+            let position = Position3D(x: try fields.required("x").number(in: 0...bounds.width),
                                  y: try fields.required("y").number(in: 0...bounds.height),
                                  z: try fields.number("z", default: 0, in: -100...1000))
             waypoints.append(.init(position, pause: try fields.number("pause", default: 0, in: 0...1e7)))

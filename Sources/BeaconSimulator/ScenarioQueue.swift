@@ -31,16 +31,16 @@ public struct QueueVenue: Sendable, Hashable {
     /// Mean of the exponential patience; nil: nobody gives up.
     public var patienceMean: Double?
     /// Where customers come from and go back to (out of range of every beacon).
-    public var street: Point
+    public var street: Position3D
     /// Where customers cross into the waiting room.
-    public var door: Point
+    public var door: Position3D
     /// The seats: a customer waits at a random point of this rectangle.
-    public var seatsFrom: Point
-    public var seatsTo: Point
+    public var seatsFrom: Position3D
+    public var seatsTo: Position3D
     /// Where a called customer crosses into the service area (the counters' side).
-    public var serviceGate: Point
+    public var serviceGate: Position3D
     /// One per server.
-    public var counters: [Point]
+    public var counters: [Position3D]
     public var speed: Double
     public var dutyCycle: Double
     public var customers: [QueueCustomer] = []
@@ -92,7 +92,7 @@ extension Scenario {
         guard (1...100).contains(counterCursors.count) else {
             throw ScenarioError(path: "\(cursor.path).counters", expected: "1–100 counters (one per server)", found: "\(counterCursors.count)")
         }
-        var counters: [Point] = []
+        var counters: [Position3D] = []
         for counter in counterCursors { counters.append(try point(counter, within: bounds)) }
         func identity(_ key: String) throws(ScenarioError) -> BeaconIdentity {
             let nameCursor = try object.required(key)
@@ -149,7 +149,7 @@ extension QueueVenue {
         while customers.count < Self.maximumCustomers {
             time += -log(1 - generator.unit()) * 3600 / ratePerHour
             guard time < to else { break }
-            let seat = Point(x: generator.uniform(min(seatsFrom.x, seatsTo.x), max(seatsFrom.x, seatsTo.x)),
+            let seat = Position3D(x: generator.uniform(min(seatsFrom.x, seatsTo.x), max(seatsFrom.x, seatsTo.x)),
                              y: generator.uniform(min(seatsFrom.y, seatsTo.y), max(seatsFrom.y, seatsTo.y)), z: seatsFrom.z)
             let patience = patienceMean.map { -log(1 - generator.unit()) * $0 }
             let serviceSeconds = switch service {

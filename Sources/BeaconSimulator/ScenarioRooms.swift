@@ -7,19 +7,19 @@ import Foundation
 
 extension Scenario {
     /// Where a beacon is at a time: its fixed position, or the point of its path.
-    public func position(of beacon: SimulatedBeacon, at time: Double) -> Point {
+    public func position(of beacon: SimulatedBeacon, at time: Double) -> Position3D {
         if let path = beacon.path { return path.state(at: time).position }
         return beacon.relocations.last { $0.at <= time }?.position ?? beacon.position
     }
 
     /// The room (by name) holding a floor point, with `SiteMap.room(at:)`'s rule: the first
     /// room listed whose outline holds it. Nil outside every room.
-    public func room(at point: Point) -> String? {
+    public func room(at point: Position3D) -> String? {
         roomIndex(at: point).map { rooms[$0].name }
     }
 
-    func roomIndex(at point: Point) -> Int? {
-        let position = Position(x: point.x, y: point.y)
+    func roomIndex(at point: Position3D) -> Int? {
+        let position = point.plan
         return rooms.firstIndex { $0.outline.contains(position) }
             ?? rooms.firstIndex { $0.outline.contains(position, tolerance: 0.01) }
     }
@@ -41,12 +41,12 @@ extension Scenario {
     public var siteMap: SiteMap {
         var names: Set<String> = []
         let anchors = beacons.filter { $0.path == nil && names.insert($0.name).inserted }.map { beacon in
-            MappedBeacon(id: beacon.name, identity: beacon.identity, position: Position(x: beacon.position.x, y: beacon.position.y),
+            MappedBeacon(id: beacon.name, identity: beacon.identity, position: beacon.position.plan,
                          measuredPower: Double(beacon.measuredPower.dBm))
         }
         let gateways = receivers.compactMap { receiver -> MappedReceiver? in
             guard case .fixed(let point) = receiver.placement else { return nil }
-            return MappedReceiver(name: receiver.name, position: Position(x: point.x, y: point.y), room: room(at: point))
+            return MappedReceiver(name: receiver.name, position: point.plan, room: room(at: point))
         }
         return SiteMap(name: name, width: venue.width, height: venue.height,
                        walls: venue.walls.map { MapWall(from: Position(x: $0.from.x, y: $0.from.y), to: Position(x: $0.to.x, y: $0.to.y),
@@ -78,7 +78,7 @@ extension Scenario {
             var vertices: [Position] = []
             for vertex in vertexCursors {
                 let point = try point(vertex, within: bounds)
-                vertices.append(Position(x: point.x, y: point.y))
+                vertices.append(point.plan)
             }
             rooms.append(Room(name: name, outline: Polygon(vertices)))
         }
@@ -88,14 +88,14 @@ extension Scenario {
         for (index, cursor) in doorCursors.enumerated() {
             let object = try cursor.object(allowing: ["name", "position"])
             let point = try point(object.required("position"), within: bounds)
-            doors.append(Door(name: try object.string("name") ?? "door \(index + 1)", position: Position(x: point.x, y: point.y)))
+            doors.append(Door(name: try object.string("name") ?? "door \(index + 1)", position: point.plan))
         }
         return (rooms, doors)
     }
 
     /// A beacon has exactly one of `position` (fixed) or `path` (carried).
     static func beaconPlacement(_ object: JSONCursor, path: String,
-                                bounds: (width: Double, height: Double)) throws(ScenarioError) -> (Point, WalkerPath?) {
+                                bounds: (width: Double, height: Double)) throws(ScenarioError) -> (Position3D, WalkerPath?) {
         switch (object.child("position"), object.child("path")) {
         case (let position?, nil):
             return (try point(position, within: bounds), nil)

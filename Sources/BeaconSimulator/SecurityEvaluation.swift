@@ -31,12 +31,12 @@ public struct SecurityEvaluation: Sendable {
         var beacons: [BeaconIdentity: SecuritySite.Beacon] = [:]
         for beacon in scenario.registeredBeacons where beacons[beacon.identity] == nil {
             beacons[beacon.identity] = SecuritySite.Beacon(
-                name: beacon.name, position: beacon.path == nil ? SitePosition(beacon.position) : nil,
+                name: beacon.name, position: beacon.path == nil ? beacon.position : nil,
                 measuredPower: beacon.measuredPower, address: beacon.address)
         }
-        var receivers: [String: SitePosition] = [:]
+        var receivers: [String: Position3D] = [:]
         for receiver in scenario.receivers {
-            if case .fixed(let point) = receiver.placement { receivers[receiver.name] = SitePosition(point) }
+            if case .fixed(let point) = receiver.placement { receivers[receiver.name] = point }
         }
         var rotations: [BeaconIdentity: RotatingIdentity] = [:]
         for beacon in scenario.registeredBeacons {
@@ -106,10 +106,6 @@ public struct SecurityEvaluation: Sendable {
         case .replay(let beacons, _, _, _, _, let via, _): return copies(beacons) || names(via)
         }
     }
-}
-
-extension SitePosition {
-    init(_ point: Point) { self.init(x: point.x, y: point.y, z: point.z) }
 }
 
 /// Detection per attack and false alarms, for one scenario or several combined.

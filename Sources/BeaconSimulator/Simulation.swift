@@ -1,5 +1,6 @@
 import BeaconKit
 import Foundation
+import HeapModule
 
 /// Runs a scenario on a virtual clock and produces the sightings each receiver hears, in time
 /// order, with ground truth. Deterministic: the same scenario and seed give the same sightings.
@@ -385,8 +386,8 @@ struct Link: Sendable {
     var shadow: Double
     var channelOffsets: (Double, Double, Double)
     var initialized = false
-    var position = Point(x: 0, y: 0)
-    var beaconPosition = Point(x: 0, y: 0)
+    var position = Position3D(x: 0, y: 0)
+    var beaconPosition = Position3D(x: 0, y: 0)
     /// Indices in `scenario.rooms` of the rooms holding the two ends, when the scenario has rooms.
     var receiverRoom: Int?
     var beaconRoom: Int?
@@ -421,39 +422,29 @@ struct ReceiverState: Sendable {
     }
 }
 
-/// A binary min-heap of advertising events by time.
+/// Advertising events by time: swift-collections' `Heap`, with equal times in the order they
+/// were queued so a run does not depend on the heap's layout.
 struct EventHeap: Sendable {
-    private var items: [AdvertisingEvent] = []
+    private struct Queued: Comparable, Sendable {
+        var event: AdvertisingEvent
+        var order: UInt64
 
-    var peek: AdvertisingEvent? { items.first }
+        static func < (lhs: Queued, rhs: Queued) -> Bool {
+            lhs.event.time != rhs.event.time ? lhs.event.time < rhs.event.time : lhs.order < rhs.order
+        }
+
+        static func == (lhs: Queued, rhs: Queued) -> Bool { lhs.order == rhs.order }
+    }
+
+    private var items = Heap<Queued>()
+    private var queued: UInt64 = 0
+
+    var peek: AdvertisingEvent? { items.min?.event }
 
     mutating func push(_ event: AdvertisingEvent) {
-        items.append(event)
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard items[child].time < items[parent].time else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
+        items.insert(Queued(event: event, order: queued))
+        queued += 1
     }
 
-    mutating func pop() -> AdvertisingEvent? {
-        guard let top = items.first else { return nil }
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var smallest = parent
-                if left < items.count && items[left].time < items[smallest].time { smallest = left }
-                if right < items.count && items[right].time < items[smallest].time { smallest = right }
-                if smallest == parent { break }
-                items.swapAt(parent, smallest)
-                parent = smallest
-            }
-        }
-        return top
-    }
+    mutating func pop() -> AdvertisingEvent? { items.popMin()?.event }
 }

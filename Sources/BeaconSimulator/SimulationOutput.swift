@@ -1,23 +1,6 @@
 import BeaconKit
 import Foundation
 
-extension Point: Codable {
-    enum CodingKeys: String, CodingKey { case x, y, z }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(x: try container.decode(Double.self, forKey: .x), y: try container.decode(Double.self, forKey: .y),
-                  z: try container.decodeIfPresent(Double.self, forKey: .z) ?? 0)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(x, forKey: .x)
-        try container.encode(y, forKey: .y)
-        try container.encode(z, forKey: .z)
-    }
-}
-
 /// `{"beacon", "distance", "position": {"x","y","z"}, "meanPower", "regions": [names]}`.
 extension GroundTruth: Codable {
     enum CodingKeys: String, CodingKey { case beacon, distance, position, meanPower, regions }
@@ -26,7 +9,7 @@ extension GroundTruth: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(beacon: try container.decode(String.self, forKey: .beacon),
                   distance: try container.decode(Double.self, forKey: .distance),
-                  receiverPosition: try container.decode(Point.self, forKey: .position),
+                  receiverPosition: try container.decode(Position3D.self, forKey: .position),
                   meanPower: try container.decode(Double.self, forKey: .meanPower),
                   regions: try container.decode([String].self, forKey: .regions))
     }
@@ -58,10 +41,10 @@ extension SimulatedSighting: Codable {
     }
 }
 
-extension Point {
+extension Position3D {
     /// Millimetre precision, enough for output and much shorter.
-    func rounded() -> Point {
-        Point(x: (x * 1000).rounded() / 1000, y: (y * 1000).rounded() / 1000, z: (z * 1000).rounded() / 1000)
+    func rounded() -> Position3D {
+        Position3D(x: (x * 1000).rounded() / 1000, y: (y * 1000).rounded() / 1000, z: (z * 1000).rounded() / 1000)
     }
 }
 

@@ -1,12 +1,13 @@
+import BeaconKit
 /// A walker's route: waypoints visited in order at a constant walking speed, with a pause at
 /// each, optionally looping back to the first.
 public struct WalkerPath: Sendable, Hashable {
     public struct Waypoint: Sendable, Hashable {
-        public var point: Point
+        public var point: Position3D
         /// Seconds spent standing at this waypoint after arriving.
         public var pause: Double
 
-        public init(_ point: Point, pause: Double = 0) {
+        public init(_ point: Position3D, pause: Double = 0) {
             self.point = point
             self.pause = pause
         }
@@ -54,7 +55,7 @@ public struct WalkerPath: Sendable, Hashable {
     }
 
     /// Where the walker is at `time`, and which way it faces (unit vector in the floor plane).
-    public func state(at time: Double) -> (position: Point, heading: (x: Double, y: Double)) {
+    public func state(at time: Double) -> (position: Position3D, heading: (x: Double, y: Double)) {
         var local = time - start
         let first = waypoints[0].point
         guard local > 0, period > 0, !legs.isEmpty else { return (first, initialHeading) }
@@ -71,7 +72,7 @@ public struct WalkerPath: Sendable, Hashable {
         }
         let leg = legs[low]
         let fraction = min(1, max(0, (local - leg.start) / leg.duration))
-        let position = Point(x: leg.from.x + (leg.to.x - leg.from.x) * fraction,
+        let position = Position3D(x: leg.from.x + (leg.to.x - leg.from.x) * fraction,
                              y: leg.from.y + (leg.to.y - leg.from.y) * fraction,
                              z: leg.from.z + (leg.to.z - leg.from.z) * fraction)
         return (position, heading(beforeOrAt: low))
@@ -93,8 +94,8 @@ public struct WalkerPath: Sendable, Hashable {
     private struct Leg: Sendable, Hashable {
         var start: Double
         var duration: Double
-        var from: Point
-        var to: Point
+        var from: Position3D
+        var to: Position3D
 
         var direction: (x: Double, y: Double)? {
             let dx = to.x - from.x, dy = to.y - from.y

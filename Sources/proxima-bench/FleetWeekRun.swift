@@ -147,7 +147,7 @@ enum FleetWeekRun {
         }
         for beacon in beacons {
             let new = NewBeacon(siteID: site.id, category: Int(beacon.identity.minor) / 1000, label: beacon.name,
-                                position: PlanPosition(x: beacon.position.x, y: beacon.position.y), minor: beacon.identity.minor,
+                                position: beacon.position.plan, minor: beacon.identity.minor,
                                 measuredPower: Int(beacon.measuredPower.dBm), txPower: Int(beacon.txPower.rounded()),
                                 battery: beacon.batteryType, installedOn: "1970-01-01", state: .deployed)
             _ = try await api.send("POST", "/v1/beacons", new, as: Beacon.self)

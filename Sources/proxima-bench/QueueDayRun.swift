@@ -155,7 +155,7 @@ enum QueueDayRun {
         var registered: Set<BeaconIdentity> = []
         for beacon in scenario.registeredBeacons where beacon.identity.uuid == first.uuid && beacon.identity.major == first.major {
             guard registered.insert(beacon.identity).inserted else { continue }
-            let new = NewBeacon(siteID: site.id, category: 1, label: beacon.name, position: PlanPosition(x: beacon.position.x, y: beacon.position.y),
+            let new = NewBeacon(siteID: site.id, category: 1, label: beacon.name, position: beacon.position.plan,
                                 minor: beacon.identity.minor, measuredPower: Int(beacon.measuredPower.dBm), txPower: Int(beacon.txPower.rounded()),
                                 battery: beacon.batteryType, installedOn: "1970-01-01", state: .deployed)
             _ = try await api.send("POST", "/v1/beacons", new, as: Beacon.self)

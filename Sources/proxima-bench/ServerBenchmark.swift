@@ -125,7 +125,7 @@ enum ServerBenchmark {
         let site = try await store.createSite(NewSite(organisationID: organisation, uuid: uuid, major: UInt16(gateway + 1),
                                                       name: "bench site \(gateway)", planWidth: 50, planHeight: 50))
         for minor in 1001...1020 {
-            _ = try await store.addBeacon(NewBeacon(siteID: site.id, category: 1, label: "shelf \(minor)", position: PlanPosition(x: 25, y: 25),
+            _ = try await store.addBeacon(NewBeacon(siteID: site.id, category: 1, label: "shelf \(minor)", position: Position(x: 25, y: 25),
                                                     minor: UInt16(minor), state: .deployed))
         }
         let map = #"{"venue": {"width": 50, "height": 50}, "receivers": [{"name": "bench-\#(gateway)", "position": {"x": 25, "y": 25}}]}"#

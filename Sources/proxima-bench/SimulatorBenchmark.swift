@@ -15,7 +15,7 @@ enum SimulatorBenchmark {
         let spacing = 200.0 / Double(side)
         let beacons = (0..<count).map { (index: Int) -> SimulatedBeacon in
             let column = Double(index % side), row = Double(index / side)
-            let position = Point(x: spacing * (column + 0.5), y: spacing * (row + 0.5), z: 2.5)
+            let position = Position3D(x: spacing * (column + 0.5), y: spacing * (row + 0.5), z: 2.5)
             let identity = BeaconIdentity(uuid: uuid, major: UInt16(index / 100), minor: UInt16(index))
             return SimulatedBeacon(name: "booth \(index)", identity: identity,
                                    address: BluetoothAddress(rawValue: 0xC0_00_00_00_00_00 + UInt64(index + 1)),
@@ -23,17 +23,17 @@ enum SimulatorBenchmark {
         }
         // Booth back walls every 20 m.
         let walls = stride(from: 20.0, to: 200, by: 20).flatMap { position in
-            [Wall(from: Point(x: position, y: 10), to: Point(x: position, y: 90), attenuation: 5),
-             Wall(from: Point(x: position, y: 110), to: Point(x: position, y: 190), attenuation: 5)]
+            [Wall(from: Position3D(x: position, y: 10), to: Position3D(x: position, y: 90), attenuation: 5),
+             Wall(from: Position3D(x: position, y: 110), to: Position3D(x: position, y: 190), attenuation: 5)]
         }
         var receivers: [SimulatedReceiver] = [
-            SimulatedReceiver(name: "gateway west", placement: .fixed(Point(x: 50, y: 100, z: 3))),
-            SimulatedReceiver(name: "gateway east", placement: .fixed(Point(x: 150, y: 100, z: 3))),
+            SimulatedReceiver(name: "gateway west", placement: .fixed(Position3D(x: 50, y: 100, z: 3))),
+            SimulatedReceiver(name: "gateway east", placement: .fixed(Position3D(x: 150, y: 100, z: 3))),
         ]
         for walker in 0..<max(0, receiverCount - 2) {
             let y = 15 + Double(walker) * 22
             receivers.append(SimulatedReceiver(name: "visitor \(walker + 1)", placement: .walking(WalkerPath(
-                waypoints: [.init(Point(x: 5, y: y, z: 1.2), pause: 10), .init(Point(x: 195, y: 200 - y, z: 1.2), pause: 30)],
+                waypoints: [.init(Position3D(x: 5, y: y, z: 1.2), pause: 10), .init(Position3D(x: 195, y: 200 - y, z: 1.2), pause: 30)],
                 speed: 1.2, loop: true, start: Double(walker) * 3))))
         }
         return Scenario(name: "exhibition hall", seed: 1000, duration: duration, venue: Venue(width: 200, height: 200, walls: walls),

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BeaconSimulator
-import BeaconServer
 import Foundation
 
 /// `proxima evaluate SCENARIO`: the engine on a simulated stream, measured against truth.
@@ -105,7 +104,7 @@ struct Evaluate: AsyncParsableCommand {
     /// the server's own tracker scored beside the library's deciders.
     private func locationEvaluation(_ scenario: Scenario) -> LocationEvaluation {
         var location = LocationEvaluation(scenario: scenario)
-        location.externalDeciders = SiteTrackerRoomDecider.evaluated()
+        location.siteTrackers = SiteTrackerRoomDecider.evaluated()
         if let tagRoomCycle { location.tagRoomCycle = tagRoomCycle }
         return location
     }

@@ -2,7 +2,6 @@ import ArgumentParser
 import AsyncHTTPClient
 import BeaconGateway
 import BeaconKit
-import BeaconServer
 import Foundation
 import Logging
 import NIOSSL

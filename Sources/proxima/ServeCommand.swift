@@ -142,7 +142,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.database = try DatabaseLocation(parsing: database)
         options.host = host
         options.port = port
-        options.demo = demo
+        if demo { options.demo = RetailDemo.start }
         if let instance { options.instanceName = instance }
         options.adminToken = ProcessInfo.processInfo.environment["PROXIMA_ADMIN_TOKEN"]
         options.exitRule = exitRule.rule

@@ -1,3 +1,4 @@
+import BeaconKit
 import ArgumentParser
 import BeaconLocate
 import BeaconServer

@@ -9,11 +9,11 @@ struct IdentityCheckTests {
 
     func monitor(settings: FleetSettings = FleetSettings()) -> FleetMonitor {
         FleetMonitor(
-            beacons: [FleetBeacon(identity: registered, label: "door", siteID: 1, position: FleetPosition(x: 5, y: 5),
+            beacons: [FleetBeacon(identity: registered, label: "door", siteID: 1, position: Position(x: 5, y: 5),
                                   measuredPower: -59)],
-            gateways: [FleetGateway(name: "lobby", siteID: 1, position: FleetPosition(x: 4, y: 4)),
-                       FleetGateway(name: "far wing", siteID: 1, position: FleetPosition(x: 90, y: 5)),
-                       FleetGateway(name: "other town", siteID: 2, position: FleetPosition(x: 5, y: 5))],
+            gateways: [FleetGateway(name: "lobby", siteID: 1, position: Position(x: 4, y: 4)),
+                       FleetGateway(name: "far wing", siteID: 1, position: Position(x: 90, y: 5)),
+                       FleetGateway(name: "other town", siteID: 2, position: Position(x: 5, y: 5))],
             organisationUUIDs: [organisationUUID], settings: settings)
     }
 

@@ -154,11 +154,11 @@ import Testing
     }
 
     @Test func unknownFilesAreRefusedNamingWhatWasFound() {
-        #expect(throws: CaptureError.self) { try CaptureReader.parse([0x0A, 0x0D, 0x0D, 0x0A, 0, 0, 0, 0]) }
+        #expect(throws: DecodeError.self) { try CaptureReader.parse([0x0A, 0x0D, 0x0D, 0x0A, 0, 0, 0, 0]) }
         do {
             _ = try CaptureReader.parse(Array("hello world".utf8))
         } catch {
-            #expect(error.field == "file magic")
+            #expect(error.field == "capture file magic")
             #expect(error.found == "68 65 6C 6C 6F 20 77 6F")
         }
         var wrongLink = PcapWriter.header
@@ -174,7 +174,7 @@ import Testing
     @Test func oversizedRecordLengthIsRefused() throws {
         var bytes = BTSnoopWriter.header
         bytes += [0x7F, 0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF] + [UInt8](repeating: 0, count: 16)
-        #expect(throws: CaptureError.self) { try CaptureReader.parse(bytes) }
+        #expect(throws: DecodeError.self) { try CaptureReader.parse(bytes) }
     }
 }
 

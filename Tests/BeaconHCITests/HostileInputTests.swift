@@ -101,7 +101,7 @@ import Testing
         // Record 0 starts after the 24-byte file header; ts_usec is its second little-endian word.
         let tsUsec = 24 + 4
         bytes.replaceSubrange(tsUsec..<tsUsec + 4, with: [0x40, 0x42, 0x0F, 0x00])  // 1,000,000
-        #expect(throws: CaptureError(field: "record 0 timestamp fraction (ts_usec)", offset: tsUsec,
+        #expect(throws: DecodeError(field: "capture record 0 timestamp fraction (ts_usec)", offset: tsUsec,
                                      expected: "0…999999 (microseconds within the second)", found: "1000000")) {
             try CaptureReader.parse(bytes)
         }

@@ -1,3 +1,4 @@
+import BeaconKit
 import BeaconLocate
 import Foundation
 import Testing

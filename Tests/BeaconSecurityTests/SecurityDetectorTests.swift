@@ -18,11 +18,11 @@ enum Hall {
         configure(&settings)
         return SecuritySite(
             beacons: [
-                door: .init(name: "door", position: SitePosition(x: 1, y: 0), address: doorAddress),
-                shelf: .init(name: "shelf", position: SitePosition(x: 39, y: 0)),
+                door: .init(name: "door", position: Position3D(x: 1, y: 0), address: doorAddress),
+                shelf: .init(name: "shelf", position: Position3D(x: 39, y: 0)),
                 tag: .init(name: "tag", position: nil),
             ],
-            receivers: ["west": SitePosition(x: 0, y: 2), "east": SitePosition(x: 40, y: 2)],
+            receivers: ["west": Position3D(x: 0, y: 2), "east": Position3D(x: 40, y: 2)],
             settings: settings)
     }
 

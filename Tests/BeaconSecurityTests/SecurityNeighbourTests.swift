@@ -17,15 +17,15 @@ enum TwoRooms {
         configure(&settings)
         return SecuritySite(
             beacons: [
-                a: .init(name: "A", position: SitePosition(x: 0, y: 0)),
-                b: .init(name: "B", position: SitePosition(x: 6, y: 0)),
-                c: .init(name: "C", position: SitePosition(x: 0, y: 6)),
-                x: .init(name: "X", position: SitePosition(x: 40, y: 0)),
-                y: .init(name: "Y", position: SitePosition(x: 40, y: 6)),
-                z: .init(name: "Z", position: SitePosition(x: 46, y: 0)),
-                lonely: .init(name: "lonely", position: SitePosition(x: 100, y: 100)),
+                a: .init(name: "A", position: Position3D(x: 0, y: 0)),
+                b: .init(name: "B", position: Position3D(x: 6, y: 0)),
+                c: .init(name: "C", position: Position3D(x: 0, y: 6)),
+                x: .init(name: "X", position: Position3D(x: 40, y: 0)),
+                y: .init(name: "Y", position: Position3D(x: 40, y: 6)),
+                z: .init(name: "Z", position: Position3D(x: 46, y: 0)),
+                lonely: .init(name: "lonely", position: Position3D(x: 100, y: 100)),
             ],
-            receivers: ["west gateway": SitePosition(x: 3, y: 3), "east gateway": SitePosition(x: 43, y: 3)],
+            receivers: ["west gateway": Position3D(x: 3, y: 3), "east gateway": Position3D(x: 43, y: 3)],
             settings: settings)
     }
 
@@ -151,7 +151,7 @@ enum TwoRooms {
         var detector = SecurityDetector(site: TwoRooms.site())
         _ = TwoRooms.phoneByA(&detector, seconds: 40)
         var moved = TwoRooms.site()
-        moved.beacons[TwoRooms.c]?.position = SitePosition(x: 0, y: 30)
+        moved.beacons[TwoRooms.c]?.position = Position3D(x: 0, y: 30)
         detector.update(site: moved)
         #expect(detector.neighbourNames(of: TwoRooms.a) == ["B"])
         #expect(detector.trackedCounts.phones == 1)

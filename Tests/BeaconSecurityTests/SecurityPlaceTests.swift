@@ -29,9 +29,9 @@ import Testing
 
     @Test func anHonestPhoneWalkingFromWestToEastRaisesNothing() {
         var detector = SecurityDetector(site: TwoRooms.site())
-        let places: [(BeaconIdentity, SitePosition)] = [
-            (TwoRooms.a, SitePosition(x: 0, y: 0)), (TwoRooms.b, SitePosition(x: 6, y: 0)), (TwoRooms.c, SitePosition(x: 0, y: 6)),
-            (TwoRooms.x, SitePosition(x: 40, y: 0)), (TwoRooms.y, SitePosition(x: 40, y: 6)), (TwoRooms.z, SitePosition(x: 46, y: 0)),
+        let places: [(BeaconIdentity, Position3D)] = [
+            (TwoRooms.a, Position3D(x: 0, y: 0)), (TwoRooms.b, Position3D(x: 6, y: 0)), (TwoRooms.c, Position3D(x: 0, y: 6)),
+            (TwoRooms.x, Position3D(x: 40, y: 0)), (TwoRooms.y, Position3D(x: 40, y: 6)), (TwoRooms.z, Position3D(x: 46, y: 0)),
         ]
         var alerts: [SecurityAlert] = []
         // There and back at 2 m/s (the fastest walk the checks allow), every beacon five times a
@@ -40,7 +40,7 @@ import Testing
         for tick in 0..<(2 * 240) {
             let time = Double(tick) * 0.2
             let along = 2 * (time.truncatingRemainder(dividingBy: 48) < 24 ? time.truncatingRemainder(dividingBy: 48) : 48 - time.truncatingRemainder(dividingBy: 48))
-            let phone = SitePosition(x: along, y: 3)
+            let phone = Position3D(x: along, y: 3)
             for (identity, position) in places {
                 step += 1
                 let peak = Int8(step % 7)

@@ -515,7 +515,7 @@ struct DashboardBrowserTests {
         let enrolment = try JSONDecoder().decode(Issued.self, from: try await admin.data("POST", "/v1/tokens",
                                                                                          body: Data(#"{"name":"kiosk","role":"enrolment"}"#.utf8))).token
         let enrolled = try JSONDecoder().decode(Enrolled.self, from: try await APIClient(base: base, token: enrolment).data("POST", "/v1/devices",
-            body: Data(#"{"siteID":\#(seeded.siteID),"consent":{"events":true,"positions":false}}"#.utf8)))
+            body: Data(#"{"siteID":\#(seeded.siteID),"name":"counter phone","consent":{"events":true,"positions":false}}"#.utf8)))
         let phone = APIClient(base: base, token: enrolled.token)
         let now = Date().timeIntervalSince1970
         // Heard at the counter over three seconds, in two batches: inside for longer than the dwell.

@@ -22,7 +22,7 @@ struct HuntAppTests {
         var beacons: [Beacon] = []
         for (label, x, y) in [("Stamp A", 0.0, 0.0), ("Stamp B", 40.0, 0.0), ("Stamp C", 40.0, 30.0)] {
             beacons.append(try await store.addBeacon(NewBeacon(siteID: app.office.site.id, category: 1, label: label,
-                                                               position: PlanPosition(x: x, y: y), state: .deployed)))
+                                                               position: Position(x: x, y: y), state: .deployed)))
         }
         let zones = try await store.zones(siteID: app.office.site.id)
         let stampZones = beacons.map { beacon in zones.first { $0.minor == beacon.minor }!.id }
@@ -146,7 +146,7 @@ struct HuntAppTests {
             let site = app.office.site.id
             let zone = app.zoneID
             let annex = try await app.server.store.createSite(NewSite(organisationID: app.office.organisation.id, name: "Annex"))
-            let annexZone = try await app.server.store.addBeacon(NewBeacon(siteID: annex.id, category: 1, label: "Hall", position: PlanPosition(x: 1, y: 1)))
+            let annexZone = try await app.server.store.addBeacon(NewBeacon(siteID: annex.id, category: 1, label: "Hall", position: Position(x: 1, y: 1)))
             let annexZoneID = try await app.server.store.zones(siteID: annex.id).first { $0.minor == annexZone.minor }!.id
             /// A valid hunt with some fields replaced.
             func hunt(_ changes: [String: Any] = [:]) throws -> String {

@@ -19,7 +19,7 @@ struct HuntStoreTests {
     func huntsAndOffersThroughIngestion(backend: TestBackend) async throws {
         try await backend.withStore { store in
             let office = try await Fixture.office(store)
-            let far = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Far end", position: PlanPosition(x: 52, y: 8), state: .deployed))
+            let far = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Far end", position: Position(x: 52, y: 8), state: .deployed))
             let zones = try await store.zones(siteID: office.site.id)
             let stampZones = [office.mordor, far].map { beacon in zones.first { $0.minor == beacon.minor }!.id }
             let now = AppsHarness.monday

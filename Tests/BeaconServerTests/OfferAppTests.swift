@@ -20,7 +20,7 @@ struct OfferAppTests {
         var beacons = ["Mordor": app.office.mordor]
         for (label, x) in [("Stand B", 20.0), ("Stand C", 30.0), ("Stand D", 40.0)] {
             beacons[label] = try await app.server.store.addBeacon(NewBeacon(siteID: app.office.site.id, category: 1, label: label,
-                                                                           position: PlanPosition(x: x, y: 8), state: .deployed))
+                                                                           position: Position(x: x, y: 8), state: .deployed))
         }
         let zones = try await app.server.store.zones(siteID: app.office.site.id)
         var offers: [String: Offer] = [:]

@@ -1,3 +1,4 @@
+import BeaconKit
 @testable import BeaconServer
 import Foundation
 import Testing
@@ -54,7 +55,7 @@ struct OpenAPIContractTests {
         RequestCase(schema: "SiteChange", complete: #"{"retainEvents":3600}"#,
                     decode: { _ = try JSONDecoder().decode(SiteChange.self, from: $0) }),
         RequestCase(schema: "Position", complete: #"{"x":1,"y":2}"#,
-                    decode: { _ = try JSONDecoder().decode(PlanPosition.self, from: $0) }),
+                    decode: { _ = try JSONDecoder().decode(Position.self, from: $0) }),
         RequestCase(schema: "PlannedPosition", complete: #"{"category":1,"label":"Door","x":1,"y":2,"measuredPower":-59,"txPower":0,"battery":"AA"}"#,
                     decode: { _ = try JSONDecoder().decode(PlannedPosition.self, from: $0) }),
         RequestCase(schema: "NewQueue", complete: #"{"name":"Counter","entryZoneID":1,"serviceZoneID":2,"abandonAfter":120}"#,

@@ -1,3 +1,4 @@
+import BeaconKit
 @testable import BeaconServer
 import BeaconWallet
 import Foundation
@@ -37,7 +38,7 @@ struct PassHarness: Sendable {
             try await store.setCategory(Category(code: 3, name: "Entrance"))
             for (label, x) in [("North door", 1.0), ("South door", 2.0)] {
                 _ = try await store.addBeacon(NewBeacon(siteID: base.office.site.id, category: 3, label: label,
-                                                        position: PlanPosition(x: x, y: 1), state: .deployed))
+                                                        position: Position(x: x, y: 1), state: .deployed))
             }
             let zones = try await store.zones(siteID: base.office.site.id)
             let harness = PassHarness(base: base, certificates: certificates, entrances: zones.filter { $0.category == 3 },

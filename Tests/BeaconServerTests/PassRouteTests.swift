@@ -228,7 +228,7 @@ struct PassRouteTests {
         let pass = IssuedPass(serial: "s", siteID: 1, passTypeIdentifier: "p", visitor: "v", version: 1, updateTag: 1, createdAt: 1, updatedAt: 1, beacons: [beacon])
         let answers: [(String, any Encodable)] = [
             ("CarriedBeacon", beacon), ("IssuedPass", pass), ("PassIssued", PassIssued(pass: pass, download: "/d")),
-            ("ZoneRenumbered", ZoneRenumbered(zone: Zone(id: 1, siteID: 1, minor: 1, label: "l", category: 0, position: PlanPosition(x: 0, y: 0)), reissuedPasses: [])),
+            ("ZoneRenumbered", ZoneRenumbered(zone: Zone(id: 1, siteID: 1, minor: 1, label: "l", category: 0, position: Position(x: 0, y: 0)), reissuedPasses: [])),
         ]
         for (name, value) in answers {
             let schema = try OpenAPIContractTests.Schema(named: name, in: document)

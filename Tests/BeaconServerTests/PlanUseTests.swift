@@ -1,3 +1,4 @@
+import BeaconKit
 @testable import BeaconServer
 import Foundation
 import Hummingbird
@@ -13,7 +14,7 @@ import Testing
             let before = try await store.planUse(siteID: site)
             let restroomsBefore = before.categories.first { $0.code == 2 }?.used ?? 0
             for label in ["North", "South"] {
-                _ = try await store.addBeacon(NewBeacon(siteID: site, category: 2, label: label, position: PlanPosition(x: 1, y: 1)))
+                _ = try await store.addBeacon(NewBeacon(siteID: site, category: 2, label: label, position: Position(x: 1, y: 1)))
             }
             // Category 65 owns only 65001…65535: fill it.
             _ = try await store.configure(siteID: site, plan: (0..<535).map { PlannedPosition(category: 65, label: "Shelf \($0)", x: 1, y: 1) })

@@ -13,7 +13,7 @@ struct QueueAppTests {
     /// A second zone (the restroom, minor 2001) for the queue's service.
     static func restroom(_ app: AppsHarness) async throws -> (zoneID: Int, identity: BeaconIdentity) {
         let beacon = try await app.server.store.addBeacon(NewBeacon(siteID: app.office.site.id, category: 2, label: "Restroom",
-                                                                    position: PlanPosition(x: 30, y: 8), installedOn: "2014-03-01", state: .deployed))
+                                                                    position: Position(x: 30, y: 8), installedOn: "2014-03-01", state: .deployed))
         let zone = try #require(try await app.server.store.zones(siteID: app.office.site.id).first { $0.minor == beacon.minor })
         return (zone.id, beacon.identity)
     }

@@ -13,7 +13,7 @@ struct QueueStoreTests {
             let office = try await Fixture.office(store)
             let entry = try #require(try await store.zones(siteID: office.site.id).first)
             let restroom = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 2, label: "Restroom",
-                                                               position: PlanPosition(x: 30, y: 8), installedOn: "2014-03-01", state: .deployed))
+                                                               position: Position(x: 30, y: 8), installedOn: "2014-03-01", state: .deployed))
             let service = try #require(try await store.zones(siteID: office.site.id).first { $0.minor == restroom.minor })
             let now = AppsHarness.monday
             let queue = try await store.createQueue(NewQueue(name: "Desk", entryZoneID: entry.id, serviceZoneID: service.id, abandonAfter: 60), now: now)

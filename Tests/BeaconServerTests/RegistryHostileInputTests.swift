@@ -53,7 +53,7 @@ struct RegistryHostileInputTests {
     static func otherOrganisation(_ store: Store) async throws -> (Organisation, Site) {
         let other = try await store.createOrganisation(name: "Estimote", proximityUUIDs: [Fixture.secondUUID])
         let site = try await store.createSite(NewSite(organisationID: other.id, name: "Warsaw", address: "Ul. 1", planWidth: 10, planHeight: 10))
-        _ = try await store.addBeacon(NewBeacon(siteID: site.id, category: 1, label: "Kitchen", position: PlanPosition(x: 1, y: 1)))
+        _ = try await store.addBeacon(NewBeacon(siteID: site.id, category: 1, label: "Kitchen", position: Position(x: 1, y: 1)))
         return (other, site)
     }
 

@@ -129,7 +129,7 @@ struct RegistrySnapshotTests {
             #expect(await Self.metric("proxima_registry_loads_total", client: client, harness: harness) == Double(afterFirstBatch))
 
             let added = try await server.store.addBeacon(NewBeacon(siteID: harness.office.site.id, category: 2, label: "Late",
-                                                                   position: PlanPosition(x: 1, y: 1), installedOn: nil, state: .deployed))
+                                                                   position: Position(x: 1, y: 1), installedOn: nil, state: .deployed))
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway),
                                      body: try harness.batchBody([harness.sighting(RouterHarness.now - 1, identity: added.identity)], sequence: 13)) { _ in }
             #expect(server.ingestion.registry.loads == afterFirstBatch + 1)

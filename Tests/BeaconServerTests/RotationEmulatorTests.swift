@@ -38,7 +38,7 @@ struct RotationEmulatorTests {
         let site = try await admin.send("POST", "/v1/sites", NewSite(organisationID: organisation.id, name: "Vault"), as: Site.self)
         _ = try await admin.send("PUT", "/v1/categories/1", ["name": "Door"], as: Category.self)
         let beacon = try await admin.send("POST", "/v1/beacons",
-                                          NewBeacon(siteID: site.id, category: 1, label: "Front", position: PlanPosition(x: 0, y: 0), state: .deployed),
+                                          NewBeacon(siteID: site.id, category: 1, label: "Front", position: Position(x: 0, y: 0), state: .deployed),
                                           as: Beacon.self)
         let settings = try await admin.send("PUT", "/v1/beacons/\(beacon.id)/rotation", RotationBody(key: Self.keyHex, period: "24h"),
                                             as: RotationSettings.self)

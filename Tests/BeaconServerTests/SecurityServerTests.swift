@@ -87,8 +87,8 @@ struct SecurityServerTests {
         configuration.fleetChecks = false
         try await TestBackend.sqlite.withStore { store in
             let office = try await Fixture.office(store)
-            let shire = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Shire", position: PlanPosition(x: 2, y: 4), state: .deployed))
-            let gondor = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Gondor", position: PlanPosition(x: 58, y: 4), state: .deployed))
+            let shire = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Shire", position: Position(x: 2, y: 4), state: .deployed))
+            let gondor = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Gondor", position: Position(x: 58, y: 4), state: .deployed))
             _ = try await store.setSiteMap(siteID: office.site.id, document: Data(mapJSON.utf8))
             var tokens: [Role: String] = [:]
             for role in [Role.admin, .operator, .readOnly] {

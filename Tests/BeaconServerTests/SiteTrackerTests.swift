@@ -1,5 +1,5 @@
 import BeaconKit
-import BeaconLocate
+@testable import BeaconLocate
 @testable import BeaconServer
 import Foundation
 import Testing

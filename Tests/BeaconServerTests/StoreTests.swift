@@ -42,8 +42,8 @@ struct StoreTests {
     func allocatesNextFreeMinorPerCategoryAndMajorPerSite(backend: TestBackend) async throws {
         try await backend.withStore { store in
             let office = try await Fixture.office(store)
-            let second = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Rivendell", position: PlanPosition(x: 1, y: 1)))
-            let restroom = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 2, label: "North", position: PlanPosition(x: 2, y: 2)))
+            let second = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Rivendell", position: Position(x: 1, y: 1)))
+            let restroom = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 2, label: "North", position: Position(x: 2, y: 2)))
             #expect(second.minor == 1002)
             #expect(restroom.minor == 2001)
             #expect(second.state == .planned)
@@ -69,7 +69,7 @@ struct StoreTests {
             #expect(configured.first?.minor == 65001)
             #expect(configured.last?.minor == 65535)
             do {
-                _ = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 65, label: "One too many", position: PlanPosition(x: 1, y: 1)))
+                _ = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 65, label: "One too many", position: Position(x: 1, y: 1)))
                 Issue.record("a full group must be refused")
             } catch let error as RegistryError {
                 #expect(error.kind == .exhausted)
@@ -109,7 +109,7 @@ struct StoreTests {
         try await backend.withStore { store in
             let office = try await Fixture.office(store)
             // A replacement transmitter for Mordor's zone shares its identity.
-            let replacement = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Mordor", position: PlanPosition(x: 12, y: 8), minor: 1001))
+            let replacement = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Mordor", position: Position(x: 12, y: 8), minor: 1001))
             #expect(replacement.identity == office.mordor.identity)
             #expect(replacement.state == .planned)
             do {
@@ -120,7 +120,7 @@ struct StoreTests {
                 #expect(error.message.contains("beacon \(office.mordor.id) is already deployed"))
             }
             await #expect(throws: RegistryError.self) {
-                try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Mordor", position: PlanPosition(x: 1, y: 1), minor: 1001, state: .deployed))
+                try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 1, label: "Mordor", position: Position(x: 1, y: 1), minor: 1001, state: .deployed))
             }
             #expect(try await store.identityConflicts().isEmpty)
             _ = try await store.setBeaconState(id: office.mordor.id, state: .retired)
@@ -135,7 +135,7 @@ struct StoreTests {
     func directoryRoundTripsThroughJSONAndCSV(backend: TestBackend) async throws {
         try await backend.withStore { store in
             let office = try await Fixture.office(store)
-            _ = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 2, label: "Hobbiton, \"west\"", position: PlanPosition(x: 3.5, y: 4)))
+            _ = try await store.addBeacon(NewBeacon(siteID: office.site.id, category: 2, label: "Hobbiton, \"west\"", position: Position(x: 3.5, y: 4)))
             let exported = try await store.directory(organisationID: office.organisation.id)
             #expect(exported.locations.count == 1)
             #expect(exported.locations[0].minors.map(\.minor) == [1001, 2001])

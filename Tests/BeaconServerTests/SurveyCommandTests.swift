@@ -1,4 +1,5 @@
 import BeaconKit
+import BeaconLocate
 @testable import BeaconServer
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import BeaconKit
 import BeaconServer
 import BeaconTesting
 import Foundation
@@ -69,7 +70,7 @@ enum Fixture {
         let site = try await store.createSite(NewSite(organisationID: organisation.id, name: "Bloomington Office",
                                                       address: "9555 James Ave S, Bloomington, MN", planWidth: 60, planHeight: 40))
         let mordor = try await store.addBeacon(NewBeacon(siteID: site.id, category: 1, label: "Mordor",
-                                                         position: PlanPosition(x: 12, y: 8), installedOn: "2014-03-01", state: .deployed))
+                                                         position: Position(x: 12, y: 8), installedOn: "2014-03-01", state: .deployed))
         return Office(organisation: organisation, site: site, mordor: mordor)
     }
 }

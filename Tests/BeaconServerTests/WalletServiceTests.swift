@@ -224,7 +224,7 @@ struct PassStoreTests {
         try await backend.withStore { store in
             let office = try await Fixture.office(store)
             let site = office.site
-            let restroom = try await store.addBeacon(NewBeacon(siteID: site.id, category: 2, label: "Restroom", position: PlanPosition(x: 3, y: 3)))
+            let restroom = try await store.addBeacon(NewBeacon(siteID: site.id, category: 2, label: "Restroom", position: Position(x: 3, y: 3)))
             func pass(_ name: String, minors: [UInt16]) -> StoredPass {
                 StoredPass(pass: IssuedPass(serial: name, siteID: site.id, passTypeIdentifier: "pass.test", visitor: name, version: 1, updateTag: 0,
                                             createdAt: 100, updatedAt: 100.5,

@@ -9,8 +9,8 @@ import Testing
     @Test func measuresLatencyAndComparesExitRules() throws {
         var scenario = try Scenario.decode(Data(minimalScenario.utf8))
         scenario.receivers = [SimulatedReceiver(name: "walker", placement: .walking(WalkerPath(
-            waypoints: [.init(Point(x: 1, y: 5), pause: 60), .init(Point(x: 29, y: 5), pause: 120)], speed: 1.2, loop: true)))]
-        scenario.venue.walls = [Wall(from: Point(x: 15, y: 0), to: Point(x: 15, y: 10), attenuation: 30)]
+            waypoints: [.init(Position3D(x: 1, y: 5), pause: 60), .init(Position3D(x: 29, y: 5), pause: 120)], speed: 1.2, loop: true)))]
+        scenario.venue.walls = [Wall(from: Position3D(x: 15, y: 0), to: Position3D(x: 15, y: 10), attenuation: 30)]
         scenario.duration = 900
         let report = Evaluation(scenario: scenario).run()
         #expect(report.truthEnters >= 4)
@@ -52,10 +52,10 @@ import Testing
     @Test func staticReceiverWithoutShadowingIsRangedCloselyAndNeverLeaves() throws {
         let uuid = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
         let beacon = SimulatedBeacon(name: "b", identity: BeaconIdentity(uuid: uuid, major: 1, minor: 1),
-                                     address: BluetoothAddress(rawValue: 0xC0_00_00_00_00_01), position: Point(x: 10, y: 10))
+                                     address: BluetoothAddress(rawValue: 0xC0_00_00_00_00_01), position: Position3D(x: 10, y: 10))
         let scenario = Scenario(name: "static", seed: 4, duration: 600, venue: Venue(width: 20, height: 20),
                                 channel: ChannelModel(pathLossExponent: 2, shadowingSigma: 0, fading: .logNormal(sigma: 4)),
-                                beacons: [beacon], receivers: [SimulatedReceiver(name: "r", placement: .fixed(Point(x: 13, y: 10)))])
+                                beacons: [beacon], receivers: [SimulatedReceiver(name: "r", placement: .fixed(Position3D(x: 13, y: 10)))])
         let report = Evaluation(scenario: scenario).run()
         let freeSpace = try #require(report.variants.first { $0.name == "distance: log-distance n=2 (free space)" })
         let ranging = try #require(freeSpace.ranging)

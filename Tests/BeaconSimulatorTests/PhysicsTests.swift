@@ -8,11 +8,11 @@ private let testUUID = UUID(uuidString: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
 /// One beacon in the middle of an empty hall and fixed receivers at the given offsets from it.
 private func hall(channel: ChannelModel, receivers offsets: [(dx: Double, dy: Double)], txPower: Double = 0,
                   duration: Double, seed: UInt64 = 11) -> Scenario {
-    let centre = Point(x: 50, y: 50)
+    let centre = Position3D(x: 50, y: 50)
     let beacon = SimulatedBeacon(name: "b", identity: BeaconIdentity(uuid: testUUID, major: 1, minor: 1),
                                  address: BluetoothAddress(rawValue: 0xC0_00_00_00_00_01), position: centre, txPower: txPower)
     let receivers = offsets.enumerated().map { index, offset in
-        SimulatedReceiver(name: "r\(index)", placement: .fixed(Point(x: centre.x + offset.dx, y: centre.y + offset.dy)))
+        SimulatedReceiver(name: "r\(index)", placement: .fixed(Position3D(x: centre.x + offset.dx, y: centre.y + offset.dy)))
     }
     return Scenario(name: "hall", seed: seed, duration: duration, venue: Venue(width: 100, height: 100),
                     channel: channel, beacons: [beacon], receivers: receivers)
@@ -95,10 +95,10 @@ private func standardDeviation(_ values: [Double]) -> Double {
                 let angle = Double(index) * 2.399963, radius = 1 + 4 * Double(index % 7) / 6
                 return SimulatedBeacon(name: "b\(index)", identity: BeaconIdentity(uuid: testUUID, major: 1, minor: UInt16(index)),
                                        address: BluetoothAddress(rawValue: 0xC0_00_00_00_10_00 + UInt64(index)),
-                                       position: Point(x: 50 + radius * cos(angle), y: 50 + radius * sin(angle)))
+                                       position: Position3D(x: 50 + radius * cos(angle), y: 50 + radius * sin(angle)))
             }
             let scenario = Scenario(name: "crowd", seed: 3, duration: 10, venue: Venue(width: 100, height: 100),
-                                    beacons: beacons, receivers: [SimulatedReceiver(name: "gateway", placement: .fixed(Point(x: 50, y: 50)))])
+                                    beacons: beacons, receivers: [SimulatedReceiver(name: "gateway", placement: .fixed(Position3D(x: 50, y: 50)))])
             var simulation = Simulation(scenario: scenario)
             var heard = 0
             while simulation.next() != nil { heard += 1 }
@@ -113,20 +113,20 @@ private func standardDeviation(_ values: [Double]) -> Double {
     }
 
     @Test func wallsOnTheLineOfSightAddTheirAttenuation() {
-        let walls = [Wall(from: Point(x: 5, y: 0), to: Point(x: 5, y: 10), attenuation: 6),
-                     Wall(from: Point(x: 8, y: 0), to: Point(x: 8, y: 4), attenuation: 10)]
-        #expect(Propagation.wallLoss(from: Point(x: 1, y: 5), to: Point(x: 9, y: 5), walls: walls) == 6)
-        #expect(Propagation.wallLoss(from: Point(x: 1, y: 2), to: Point(x: 9, y: 2), walls: walls) == 16)
-        #expect(Propagation.wallLoss(from: Point(x: 1, y: 2), to: Point(x: 4, y: 8), walls: walls) == 0)
+        let walls = [Wall(from: Position3D(x: 5, y: 0), to: Position3D(x: 5, y: 10), attenuation: 6),
+                     Wall(from: Position3D(x: 8, y: 0), to: Position3D(x: 8, y: 4), attenuation: 10)]
+        #expect(Propagation.wallLoss(from: Position3D(x: 1, y: 5), to: Position3D(x: 9, y: 5), walls: walls) == 6)
+        #expect(Propagation.wallLoss(from: Position3D(x: 1, y: 2), to: Position3D(x: 9, y: 2), walls: walls) == 16)
+        #expect(Propagation.wallLoss(from: Position3D(x: 1, y: 2), to: Position3D(x: 4, y: 8), walls: walls) == 0)
     }
 
     @Test func theBodyShadowsBeaconsBehindTheWalker() {
-        let phone = Point(x: 10, y: 10)
+        let phone = Position3D(x: 10, y: 10)
         let facingEast = (x: 1.0, y: 0.0)
-        #expect(Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Point(x: 2, y: 10)))
-        #expect(Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Point(x: 4, y: 11)))
-        #expect(!Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Point(x: 18, y: 10)))
-        #expect(!Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Point(x: 10, y: 18)))
+        #expect(Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Position3D(x: 2, y: 10)))
+        #expect(Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Position3D(x: 4, y: 11)))
+        #expect(!Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Position3D(x: 18, y: 10)))
+        #expect(!Propagation.bodyBlocks(phone: phone, heading: facingEast, beacon: Position3D(x: 10, y: 18)))
     }
 
     @Test func ricianFadingHasUnitMeanPowerAndRayleighFadesDeeper() {
@@ -143,13 +143,13 @@ private func standardDeviation(_ values: [Double]) -> Double {
     }
 
     @Test func walkersFollowTheirPathAndPause() {
-        let path = WalkerPath(waypoints: [.init(Point(x: 0, y: 0), pause: 2), .init(Point(x: 10, y: 0))], speed: 2, loop: true)
+        let path = WalkerPath(waypoints: [.init(Position3D(x: 0, y: 0), pause: 2), .init(Position3D(x: 10, y: 0))], speed: 2, loop: true)
         #expect(path.period == 2 + 5 + 5)
-        #expect(path.state(at: 1).position == Point(x: 0, y: 0))
-        #expect(path.state(at: 4.5).position == Point(x: 5, y: 0))
+        #expect(path.state(at: 1).position == Position3D(x: 0, y: 0))
+        #expect(path.state(at: 4.5).position == Position3D(x: 5, y: 0))
         #expect(path.state(at: 4.5).heading.x == 1)
-        #expect(path.state(at: 9.5).position == Point(x: 5, y: 0))
+        #expect(path.state(at: 9.5).position == Position3D(x: 5, y: 0))
         #expect(path.state(at: 9.5).heading.x == -1)
-        #expect(path.state(at: 12 + 4.5).position == Point(x: 5, y: 0))
+        #expect(path.state(at: 12 + 4.5).position == Position3D(x: 5, y: 0))
     }
 }

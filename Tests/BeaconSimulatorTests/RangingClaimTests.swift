@@ -26,11 +26,11 @@ import Testing
     static func measure(trials: Int = 600, seed: UInt64 = 21) throws -> Figures {
         let channel = ChannelModel(pathLossExponent: 2, referenceLoss: 59, shadowingSigma: 0, fading: .logNormal(sigma: 4))
         let beacon = SimulatedBeacon(name: "b", identity: BeaconIdentity(uuid: uuid, major: 1, minor: 1),
-                                     address: BluetoothAddress(rawValue: 0xC0_00_00_00_00_01), position: Point(x: 50, y: 50),
+                                     address: BluetoothAddress(rawValue: 0xC0_00_00_00_00_01), position: Position3D(x: 50, y: 50),
                                      measuredPower: MeasuredPower(-59), txPower: 0, interval: 0.1)
         let receivers = (0..<trials).map { index in
             let angle = 2 * Double.pi * Double(index) / Double(trials)
-            return SimulatedReceiver(name: "r\(index)", placement: .fixed(Point(x: 50 + 3 * cos(angle), y: 50 + 3 * sin(angle))))
+            return SimulatedReceiver(name: "r\(index)", placement: .fixed(Position3D(x: 50 + 3 * cos(angle), y: 50 + 3 * sin(angle))))
         }
         let scenario = Scenario(name: "claim", seed: seed, duration: 1.2, venue: Venue(width: 100, height: 100),
                                 channel: channel, beacons: [beacon], receivers: receivers)

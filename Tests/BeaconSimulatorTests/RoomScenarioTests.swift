@@ -24,9 +24,9 @@ import Testing
         #expect(scenario.rooms.map(\.name) == ["west", "east"])
         #expect(scenario.doors.map(\.name) == ["middle"])
         let tag = try #require(scenario.beacons.first { $0.name == "tag" })
-        #expect(tag.path != nil && tag.position == Point(x: 5, y: 5))
+        #expect(tag.path != nil && tag.position == Position3D(x: 5, y: 5))
         // The tag walks east at 1 m/s through the door; the phone walks west.
-        #expect(scenario.position(of: tag, at: 3) == Point(x: 8, y: 5))
+        #expect(scenario.position(of: tag, at: 3) == Position3D(x: 8, y: 5))
         #expect(scenario.trueRoom(of: tag, at: 3) == "west")
         #expect(scenario.trueRoom(of: tag, at: 7) == "east")
         let phone = try #require(scenario.receivers.first { $0.name == "phone" })

@@ -47,8 +47,8 @@ func faultScenario(_ faults: String, duration: Double = 600) -> String {
         #expect(discharge.millivolts(at: 300) == 2800)
         #expect(discharge.millivolts(at: 400) == 2450)
         #expect(discharge.millivolts(at: 600) == 2100)
-        #expect(scenario.position(of: scenario.beacons[1], at: 199) == Point(x: 8, y: 10))
-        #expect(scenario.position(of: scenario.beacons[1], at: 200) == Point(x: 30, y: 10))
+        #expect(scenario.position(of: scenario.beacons[1], at: 199) == Position3D(x: 8, y: 10))
+        #expect(scenario.position(of: scenario.beacons[1], at: 200) == Position3D(x: 30, y: 10))
         let schedule = scenario.transmissionSchedule()
         #expect(schedule[0] == [500..<600])
         #expect(schedule[3] == [0..<50])
@@ -135,7 +135,7 @@ func faultScenario(_ faults: String, duration: Double = 600) -> String {
         #expect(mean("west", 0..<300) - mean("west", 300..<600) > 12)
         #expect(mean("east", 300..<600) - mean("east", 0..<300) > 12)
         let after = sightings.first { $0.sighting.address == shelf && $0.sighting.time > 310 }
-        #expect(after?.truth.beaconPosition == Point(x: 33, y: 10))
+        #expect(after?.truth.beaconPosition == Position3D(x: 33, y: 10))
     }
 
     @Test func cloneSendsTheIdentityFromASecondAddressFromItsTime() throws {

@@ -57,7 +57,7 @@ import Testing
         var scenario = try Scenario.decode(Data(minimalScenario.utf8))
         scenario.channel.shadowingSigma = 0
         scenario.channel.fading = .none
-        scenario.receivers = [SimulatedReceiver(name: "close", placement: .fixed(Point(x: 3, y: 5)))]
+        scenario.receivers = [SimulatedReceiver(name: "close", placement: .fixed(Position3D(x: 3, y: 5)))]
         scenario.beacons = [scenario.beacons[0]]
         var simulation = Simulation(scenario: scenario)
         let times = simulation.run().map(\.sighting.time)

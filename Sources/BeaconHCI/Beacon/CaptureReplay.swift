@@ -10,7 +10,7 @@ public enum CaptureReplay {
         let capture: Capture
         do {
             capture = try CaptureReader.read(contentsOf: url)
-        } catch let error as CaptureError {
+        } catch let error as DecodeError {
             throw CaptureReplayError(path: url.path, reason: error.description)
         }
         return sightings(capture: capture, speed: speed, receiver: receiver ?? url.lastPathComponent, path: url.path)
@@ -44,7 +44,7 @@ public enum CaptureReplay {
                             let location = index < capture.records.count ? capture.records[index]
                                 : Capture.RecordLocation(index: index, offset: 0)
                             let offset: Double
-                            do throws(CaptureError) {
+                            do throws(DecodeError) {
                                 offset = try schedule.offset(of: packet.microseconds, at: location)
                             } catch {
                                 guard let path else { throw error }
@@ -83,11 +83,11 @@ struct ReplaySchedule {
         self.maximumGap = maximumGap
     }
 
-    mutating func offset(of microseconds: Int64, at location: Capture.RecordLocation) throws(CaptureError) -> Double {
+    mutating func offset(of microseconds: Int64, at location: Capture.RecordLocation) throws(DecodeError) -> Double {
         let (offset, overflow) = microseconds.subtractingReportingOverflow(start)
         let limit = maximumGap.components.seconds * 1_000_000
         guard !overflow, offset <= latest || offset - latest <= limit else {
-            throw CaptureError(field: "record \(location.index) timestamp", offset: location.offset,
+            throw DecodeError(field: "capture record \(location.index) timestamp", offset: location.offset,
                 expected: "at most \(maximumGap.components.seconds) s after the packet before it (replay with --speed 0 to ignore time)",
                 found: overflow ? "a timestamp beyond the range of the clock" : "\((offset - latest) / 1_000_000) s after it")
         }

@@ -5,24 +5,6 @@ import Foundation
 /// count it. This is 1970-01-01 on that clock.
 let btsnoopUnixEpochMicroseconds: Int64 = 0x00DC_DDB3_0F2F_8000
 
-/// A capture file that cannot be read: which record, at which byte offset of the file, what the
-/// format requires there and what the file held.
-public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var field: String
-    public var offset: Int
-    public var expected: String
-    public var found: String
-
-    public init(field: String, offset: Int, expected: String, found: String) {
-        self.field = field
-        self.offset = offset
-        self.expected = expected
-        self.found = found
-    }
-
-    public var description: String { "capture \(field) at byte \(offset): expected \(expected), found \(found)" }
-}
-
 /// The packets of a capture, in file order.
 public struct Capture: Sendable, Hashable {
     public enum Format: Sendable, Hashable, CustomStringConvertible {
@@ -65,7 +47,7 @@ public enum CaptureReader {
         return try parse([UInt8](data))
     }
 
-    public static func parse(_ bytes: [UInt8]) throws(CaptureError) -> Capture {
+    public static func parse(_ bytes: [UInt8]) throws(DecodeError) -> Capture {
         if bytes.count >= 8, bytes[0..<8].elementsEqual(Array("btsnoop".utf8) + [0]) {
             return try parseBTSnoop(bytes)
         }
@@ -75,26 +57,26 @@ public enum CaptureReader {
                                     [0xA1, 0xB2, 0x3C, 0x4D], [0x4D, 0x3C, 0xB2, 0xA1]]
             if known.contains(magic) { return try parsePcap(bytes) }
             if magic == [0x0A, 0x0D, 0x0D, 0x0A] {
-                throw CaptureError(field: "file magic", offset: 0, expected: "btsnoop or classic pcap",
+                throw DecodeError(field: "capture file magic", offset: 0, expected: "btsnoop or classic pcap",
                     found: "pcapng; convert it with `editcap -F pcap IN OUT`")
             }
         }
-        throw CaptureError(field: "file magic", offset: 0,
+        throw DecodeError(field: "capture file magic", offset: 0,
             expected: "\"btsnoop\\0\" or a pcap magic (A1 B2 C3 D4, A1 B2 3C 4D in either byte order)",
             found: bytes.isEmpty ? "an empty file" : hexBytes(bytes.prefix(8)))
     }
 
     // MARK: btsnoop
 
-    static func parseBTSnoop(_ bytes: [UInt8]) throws(CaptureError) -> Capture {
+    static func parseBTSnoop(_ bytes: [UInt8]) throws(DecodeError) -> Capture {
         var reader = ByteReader(bytes: bytes, position: 8)
         let version = try reader.captureUInt32(bigEndian: true, field: "btsnoop version")
         guard version == 1 else {
-            throw CaptureError(field: "btsnoop version", offset: 8, expected: "1", found: "\(version)")
+            throw DecodeError(field: "capture btsnoop version", offset: 8, expected: "1", found: "\(version)")
         }
         let datalink = try reader.captureUInt32(bigEndian: true, field: "btsnoop datalink")
         guard datalink == 1001 || datalink == 1002 else {
-            throw CaptureError(field: "btsnoop datalink", offset: 12,
+            throw DecodeError(field: "capture btsnoop datalink", offset: 12,
                 expected: "1001 (HCI) or 1002 (HCI UART, H4)", found: "\(datalink)")
         }
         var packets: [TimestampedPacket] = []
@@ -110,7 +92,7 @@ public enum CaptureReader {
             _ = try reader.captureUInt32(bigEndian: true, field: "\(field) cumulative drops")
             let stamp = try reader.captureUInt64BigEndian(field: "\(field) timestamp")
             guard included <= original, included <= 0x1_0000 else {
-                throw CaptureError(field: "\(field) included length", offset: recordStart + 4,
+                throw DecodeError(field: "capture \(field) included length", offset: recordStart + 4,
                     expected: "at most the original length (\(original)) and 65536", found: "\(included)")
             }
             let data = Array(try reader.captureBytes(Int(included), field: "\(field) packet data"))
@@ -137,17 +119,17 @@ public enum CaptureReader {
 
     // MARK: pcap
 
-    static func parsePcap(_ bytes: [UInt8]) throws(CaptureError) -> Capture {
+    static func parsePcap(_ bytes: [UInt8]) throws(DecodeError) -> Capture {
         let bigEndianFile = bytes[0] == 0xA1
         let nanoseconds = bytes[2] == 0x3C || bytes[1] == 0x3C
         guard bytes.count >= 24 else {
-            throw CaptureError(field: "pcap file header", offset: bytes.count, expected: "24 bytes",
+            throw DecodeError(field: "capture pcap file header", offset: bytes.count, expected: "24 bytes",
                                found: "the end of the file after \(bytes.count) bytes")
         }
         var reader = ByteReader(bytes: bytes, position: 20)
         let linkType = try reader.captureUInt32(bigEndian: bigEndianFile, field: "pcap link type") & 0x0FFF_FFFF
         guard [201, 187, 256].contains(linkType) else {
-            throw CaptureError(field: "pcap link type", offset: 20,
+            throw DecodeError(field: "capture pcap link type", offset: 20,
                 expected: "201 (HCI H4 with direction), 187 (HCI H4) or 256 (LE link layer with pseudo-header)",
                 found: "\(linkType)")
         }
@@ -163,12 +145,12 @@ public enum CaptureReader {
             let included = try reader.captureUInt32(bigEndian: bigEndianFile, field: "\(field) included length")
             _ = try reader.captureUInt32(bigEndian: bigEndianFile, field: "\(field) original length")
             guard included <= 0x4_0000 else {
-                throw CaptureError(field: "\(field) included length", offset: recordStart + 8,
+                throw DecodeError(field: "capture \(field) included length", offset: recordStart + 8,
                     expected: "at most 262144", found: "\(included)")
             }
             let fractionLimit: UInt32 = nanoseconds ? 999_999_999 : 999_999
             guard fraction <= fractionLimit else {
-                throw CaptureError(field: "\(field) timestamp fraction (\(nanoseconds ? "ts_nsec" : "ts_usec"))",
+                throw DecodeError(field: "capture \(field) timestamp fraction (\(nanoseconds ? "ts_nsec" : "ts_usec"))",
                     offset: recordStart + 4, expected: "0…\(fractionLimit) (\(nanoseconds ? "nano" : "micro")seconds within the second)", found: "\(fraction)")
             }
             let dataOffset = reader.position
@@ -178,7 +160,7 @@ public enum CaptureReader {
             switch linkType {
             case 201:
                 guard data.count >= 5 else {
-                    throw CaptureError(field: "\(field) H4 pseudo-header", offset: dataOffset,
+                    throw DecodeError(field: "capture \(field) H4 pseudo-header", offset: dataOffset,
                         expected: "4-byte direction and an H4 packet", found: "\(data.count) bytes")
                 }
                 let direction: PacketDirection = data[3] & 1 == 1 ? .received : .sent
@@ -207,27 +189,18 @@ public enum CaptureReader {
     }
 }
 
-extension CaptureError {
-    init(_ error: DecodeError) {
-        self.init(field: error.field, offset: error.offset, expected: error.expected, found: error.found)
-    }
-}
-
 extension ByteReader {
-    /// Reads as the capture reader needs: a short file is a `CaptureError` naming the record.
-    mutating func captureBytes(_ count: Int, field: String) throws(CaptureError) -> ArraySlice<UInt8> {
-        do { return try readBytes(count, field: field) } catch { throw CaptureError(error) }
+    /// Reads as the capture reader needs: a short file is a `DecodeError` naming the record,
+    /// its field prefixed "capture" so a message says which input it was.
+    mutating func captureBytes(_ count: Int, field: String) throws(DecodeError) -> ArraySlice<UInt8> {
+        try readBytes(count, field: "capture \(field)")
     }
 
-    mutating func captureUInt32(bigEndian: Bool, field: String) throws(CaptureError) -> UInt32 {
-        do {
-            return bigEndian ? try readUInt32BigEndian(field: field) : try readUInt32LittleEndian(field: field)
-        } catch {
-            throw CaptureError(error)
-        }
+    mutating func captureUInt32(bigEndian: Bool, field: String) throws(DecodeError) -> UInt32 {
+        bigEndian ? try readUInt32BigEndian(field: "capture \(field)") : try readUInt32LittleEndian(field: "capture \(field)")
     }
 
-    mutating func captureUInt64BigEndian(field: String) throws(CaptureError) -> UInt64 {
-        do { return try readUInt64BigEndian(field: field) } catch { throw CaptureError(error) }
+    mutating func captureUInt64BigEndian(field: String) throws(DecodeError) -> UInt64 {
+        try readUInt64BigEndian(field: "capture \(field)")
     }
 }

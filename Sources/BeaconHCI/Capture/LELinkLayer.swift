@@ -19,11 +19,11 @@ enum LELinkLayer {
 
     /// The H4 event packet for one record, or nil when the record is not a legacy advertisement
     /// with a good CRC.
-    static func advertisingReportEvent(_ record: ArraySlice<UInt8>, offset: Int, field: String) throws(CaptureError) -> HCIPacket? {
+    static func advertisingReportEvent(_ record: ArraySlice<UInt8>, offset: Int, field: String) throws(DecodeError) -> HCIPacket? {
         let bytes = Array(record)
         // 10-byte pseudo-header, 4-byte access address, 2-byte PDU header, 3-byte CRC.
         guard bytes.count >= 19 else {
-            throw CaptureError(field: "\(field) LE link-layer packet", offset: offset,
+            throw DecodeError(field: "capture \(field) LE link-layer packet", offset: offset,
                 expected: "at least 19 bytes (pseudo-header 10, access address 4, PDU header 2, CRC 3)",
                 found: "\(bytes.count) bytes")
         }
@@ -35,7 +35,7 @@ enum LELinkLayer {
         let header = bytes[14]
         let length = Int(bytes[15])
         guard 16 + length + 3 == bytes.count else {
-            throw CaptureError(field: "\(field) advertising PDU length", offset: offset + 15,
+            throw DecodeError(field: "capture \(field) advertising PDU length", offset: offset + 15,
                 expected: "\(bytes.count - 19) (the bytes between the PDU header and the CRC)", found: "\(length)")
         }
         guard let eventType = reportEventType[header & 0x0F], length >= 6 else { return nil }

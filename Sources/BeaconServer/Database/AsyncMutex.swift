@@ -19,4 +19,18 @@ actor AsyncMutex {
             waiters.removeFirst().resume()
         }
     }
+
+    /// Runs `body` holding the lock, and releases it however `body` ends. Runs on the caller's
+    /// executor (`nonisolated`), so only the lock's bookkeeping is on this actor.
+    nonisolated func withLock<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+        await lock()
+        do {
+            let result = try await body()
+            await unlock()
+            return result
+        } catch {
+            await unlock()
+            throw error
+        }
+    }
 }

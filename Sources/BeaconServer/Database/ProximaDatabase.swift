@@ -104,15 +104,7 @@ public final class ProximaDatabase: Service, Sendable {
     public func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         switch backend {
         case .sqlite(let connection, let mutex):
-            await mutex.lock()
-            do {
-                let result = try await body(connection.sql())
-                await mutex.unlock()
-                return result
-            } catch {
-                await mutex.unlock()
-                throw error
-            }
+            return try await mutex.withLock { try await body(connection.sql()) }
         case .postgres(let client):
             // The group inside waits for its children, so the body does not outlive this call.
             return try await withoutActuallyEscaping(body) { body in
@@ -167,13 +159,13 @@ public final class ProximaDatabase: Service, Sendable {
     public func close() async {
         switch backend {
         case .sqlite(let connection, let mutex):
-            await mutex.lock()
-            let alreadyClosed = sqliteClosed.withLock { closed in
-                defer { closed = true }
-                return closed
+            await mutex.withLock {
+                let alreadyClosed = sqliteClosed.withLock { closed in
+                    defer { closed = true }
+                    return closed
+                }
+                if !alreadyClosed { try? await connection.close() }
             }
-            if !alreadyClosed { try? await connection.close() }
-            await mutex.unlock()
         case .postgres:
             guard let runner = standaloneRunner.withLock({ $0.take() }) else { return }
             runner.cancel()

@@ -1,5 +1,6 @@
 import BeaconGateway
 import BeaconKit
+import BeaconLocate
 import Foundation
 
 /// An event as the server stores and sends it: BeaconKit's event (``BeaconEvent``, the same JSON

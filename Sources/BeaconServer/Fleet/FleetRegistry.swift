@@ -38,7 +38,7 @@ struct FleetRegistry: Sendable {
             registry.sitesByIdentity[identity] = siteID
             registry.beacons.append(FleetBeacon(
                 identity: identity, label: label, siteID: siteID,
-                position: FleetPosition(x: try row.double("x"), y: try row.double("y")),
+                position: Position(x: try row.double("x"), y: try row.double("y")),
                 measuredPower: (-128...127).contains(power) ? Int8(power) : nil, battery: try row.string("battery"),
                 installedAt: try row.optionalString("installed_on").flatMap(Self.epochSeconds),
                 isFixed: true, isDeployed: try row.string("state") == BeaconState.deployed.rawValue))
@@ -46,7 +46,7 @@ struct FleetRegistry: Sendable {
         for row in try await db.raw("SELECT DISTINCT uuid FROM sites").all() {
             registry.organisationUUIDs.insert(try row.uuid("uuid"))
         }
-        var receiverPositions: [Int: [String: FleetPosition]] = [:]
+        var receiverPositions: [Int: [String: Position]] = [:]
         var mappedReceivers: [Int: Set<String>] = [:]
         for row in try await db.raw("SELECT site_id FROM site_maps").all() {
             let siteID = try row.int("site_id")
@@ -54,7 +54,7 @@ struct FleetRegistry: Sendable {
             guard let stored = try? await Store.siteMap(siteID: siteID, db: db) else { continue }
             mappedReceivers[siteID] = Set(stored.map.receivers.map(\.name))
             for receiver in stored.map.receivers {
-                if let position = receiver.position { receiverPositions[siteID, default: [:]][receiver.name] = FleetPosition(x: position.x, y: position.y) }
+                if let position = receiver.position { receiverPositions[siteID, default: [:]][receiver.name] = position }
             }
         }
         // A registered device is a phone whether or not its site has a map.

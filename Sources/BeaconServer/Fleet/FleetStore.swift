@@ -1,5 +1,6 @@
 import BeaconFleet
 import BeaconKit
+import BeaconLocate
 import Foundation
 import SQLKit
 

@@ -106,15 +106,7 @@ public final class FleetTracking: Sendable {
     /// alert changes. Nothing runs before the first batch: there is no gateway time yet.
     /// The alert changes are stored through `db`, in the caller's transaction.
     func evaluate(registry snapshot: RegistrySnapshot, db: any SQLDatabase) async throws -> [StoredEvent] {
-        await evaluation.lock()
-        do {
-            let events = try await evaluateLocked(registry: snapshot, db: db)
-            await evaluation.unlock()
-            return events
-        } catch {
-            await evaluation.unlock()
-            throw error
-        }
+        try await evaluation.withLock { try await evaluateLocked(registry: snapshot, db: db) }
     }
 
     private func evaluateLocked(registry snapshot: RegistrySnapshot, db: any SQLDatabase) async throws -> [StoredEvent] {

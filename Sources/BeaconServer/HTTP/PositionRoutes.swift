@@ -37,7 +37,7 @@ extension ProximaServer {
         /// Gateway time of the latest refit.
         var fittedAt: Double?
         /// With a map survey: the fit of the fixed links and the survey's scans together, which
-        /// phones are located with (``SiteTracker/surveyCalibration``).
+        /// phones are located with (`SiteTracker.surveyCalibration`).
         var survey: SurveyFit?
 
         struct SurveyFit: Codable {

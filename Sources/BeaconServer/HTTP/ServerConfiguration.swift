@@ -2,6 +2,7 @@ import BeaconGateway
 import NIOSSL
 import BeaconFleet
 import BeaconKit
+import BeaconLocate
 /// Limits and identity of one server instance.
 public struct ServerConfiguration: Sendable {
     /// Names this instance in checkpoints and logs (two instances can share one database).

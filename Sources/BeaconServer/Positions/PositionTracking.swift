@@ -4,7 +4,7 @@ import Foundation
 import SQLKit
 import Synchronization
 
-/// The server's side of positions: one ``SiteTracker`` per site that has a map, fed each
+/// The server's side of positions: one BeaconLocate's `SiteTracker` per site that has a map, fed each
 /// accepted batch of the site's gateways inside the batch's transaction, so room changes are
 /// stored with the batch's region events and reach the same feeds.
 ///
@@ -33,7 +33,7 @@ public final class PositionTracking: Sendable {
     private struct Site: Sendable {
         var version: Int?
         var tracker: SiteTracker?
-        /// Made at the site's first survey recording (``SurveyRecorder``).
+        /// Made at the site's first survey recording (BeaconLocate's `SurveyRecorder`).
         var recorder: SurveyRecorder?
     }
 
@@ -120,7 +120,7 @@ public final class PositionTracking: Sendable {
         site.recorder?.adopt(stored.map)
     }
 
-    // MARK: Survey recordings (``SurveyRecorder``), kept in this instance's memory as trackers are.
+    // MARK: Survey recordings (BeaconLocate's `SurveyRecorder`), kept in this instance's memory as trackers are.
 
     /// Starts recording a survey scan of `subject` at `position`, on the site's current map.
     func beginSurvey(siteID: Int, map: SiteMap, subject: TrackedSubject, position: Position,

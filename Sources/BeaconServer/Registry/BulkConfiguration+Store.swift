@@ -12,7 +12,7 @@ extension Store {
                 do {
                     beacon = try await Self.insertBeacon(NewBeacon(
                         siteID: siteID, category: position.category, label: position.label,
-                        position: PlanPosition(x: position.x, y: position.y),
+                        position: Position(x: position.x, y: position.y),
                         measuredPower: position.measuredPower ?? -59, txPower: position.txPower ?? 0,
                         battery: position.battery ?? "CR2477"), plan: NumberingPlan(), db: db)
                 } catch let error as RegistryError {

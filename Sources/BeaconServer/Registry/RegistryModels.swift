@@ -68,16 +68,6 @@ public struct NewSite: Sendable, Hashable, Codable {
     }
 }
 
-/// A point on a floor plan, in metres from its top-left corner.
-public struct PlanPosition: Sendable, Hashable, Codable {
-    public var x: Double
-    public var y: Double
-    public init(x: Double, y: Double) {
-        self.x = x
-        self.y = y
-    }
-}
-
 /// A zone or point of interest within a site, named by its minor.
 public struct Zone: Sendable, Hashable, Codable {
     public var id: Int
@@ -85,7 +75,7 @@ public struct Zone: Sendable, Hashable, Codable {
     public var minor: UInt16
     public var label: String
     public var category: Int
-    public var position: PlanPosition
+    public var position: Position
 }
 
 /// A named group of minors: category c owns minors c×1000+1 … c×1000+999.
@@ -110,7 +100,7 @@ public struct Beacon: Sendable, Hashable, Codable {
     public var uuid: UUID
     public var major: UInt16
     public var minor: UInt16
-    public var position: PlanPosition
+    public var position: Position
     public var measuredPower: Int
     public var txPower: Int
     public var battery: String
@@ -126,7 +116,7 @@ public struct NewBeacon: Sendable, Hashable, Codable {
     public var siteID: Int
     public var category: Int
     public var label: String
-    public var position: PlanPosition
+    public var position: Position
     public var minor: UInt16?
     public var measuredPower: Int
     public var txPower: Int
@@ -134,7 +124,7 @@ public struct NewBeacon: Sendable, Hashable, Codable {
     public var installedOn: String?
     public var state: BeaconState
 
-    public init(siteID: Int, category: Int, label: String, position: PlanPosition, minor: UInt16? = nil,
+    public init(siteID: Int, category: Int, label: String, position: Position, minor: UInt16? = nil,
                 measuredPower: Int = -59, txPower: Int = 0, battery: String = "CR2477",
                 installedOn: String? = nil, state: BeaconState = .planned) {
         self.siteID = siteID

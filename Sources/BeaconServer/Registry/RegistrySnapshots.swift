@@ -43,15 +43,7 @@ final class RegistrySnapshots: Sendable {
     func current() async throws -> RegistrySnapshot {
         let stored = try await store.registryGeneration()
         if let snapshot = fresh(for: stored) { return snapshot }
-        await loading.lock()
-        do {
-            let snapshot = try await loadUnlessFresh(for: stored)
-            await loading.unlock()
-            return snapshot
-        } catch {
-            await loading.unlock()
-            throw error
-        }
+        return try await loading.withLock { try await loadUnlessFresh(for: stored) }
     }
 
     private func fresh(for stored: Int) -> RegistrySnapshot? {

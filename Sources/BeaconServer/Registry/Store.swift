@@ -165,7 +165,7 @@ public struct Store: Sendable {
 
     static func decodeZone(_ row: any SQLRow) throws -> Zone {
         Zone(id: try row.int("id"), siteID: try row.int("site_id"), minor: try row.uint16("minor"), label: try row.string("label"),
-             category: try row.int("category"), position: PlanPosition(x: try row.double("x"), y: try row.double("y")))
+             category: try row.int("category"), position: Position(x: try row.double("x"), y: try row.double("y")))
     }
 
     public func zones(siteID: Int) async throws -> [Zone] {
@@ -183,7 +183,7 @@ public struct Store: Sendable {
             throw RegistryError(.invalid, field: "state", "stored beacon state '\(stateText)' is not planned, deployed or retired")
         }
         return Beacon(id: try row.int("id"), siteID: try row.int("site_id"), uuid: try row.uuid("uuid"), major: try row.uint16("major"),
-                      minor: try row.uint16("minor"), position: PlanPosition(x: try row.double("x"), y: try row.double("y")),
+                      minor: try row.uint16("minor"), position: Position(x: try row.double("x"), y: try row.double("y")),
                       measuredPower: try row.int("measured_power"), txPower: try row.int("tx_power"),
                       battery: try row.string("battery"), installedOn: try row.optionalString("installed_on"), state: state)
     }

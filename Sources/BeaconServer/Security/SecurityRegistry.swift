@@ -31,14 +31,14 @@ struct SecurityRegistry: Sendable {
         for beacon in fleet.beacons where beacon.isDeployed {
             beaconPlaces[beacon.identity] = (beacon.siteID, beacon.label)
             beacons[beacon.siteID, default: [:]][beacon.identity] = SecuritySite.Beacon(
-                name: beacon.label, position: beacon.position.map { SitePosition(x: $0.x, y: $0.y) },
+                name: beacon.label, position: beacon.position.map { Position3D(x: $0.x, y: $0.y) },
                 measuredPower: beacon.measuredPower.map(MeasuredPower.init) ?? .appleDefault)
         }
-        var receivers: [Int: [String: SitePosition]] = [:]
+        var receivers: [Int: [String: Position3D]] = [:]
         for gateway in fleet.gateways where gateway.siteID >= 0 {
             // Phones and gateways the map does not place are unplaced receivers (the neighbour check).
             if gateway.isFixed, let position = gateway.position {
-                receivers[gateway.siteID, default: [:]][gateway.name] = SitePosition(x: position.x, y: position.y)
+                receivers[gateway.siteID, default: [:]][gateway.name] = Position3D(x: position.x, y: position.y)
             }
         }
         for (id, gateway) in fleet.gatewaysByID {

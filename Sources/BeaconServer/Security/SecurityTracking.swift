@@ -175,15 +175,9 @@ public final class SecurityTracking: Sendable {
     /// the events are stored in the order the changes were decided. Callers hold a transaction
     /// (`db`) before this lock, never the other way round.
     private func storeTransitions(db: any SQLDatabase, _ change: @Sendable (inout State) -> [(FleetTransition, FleetSubjectPlace)]) async throws -> [StoredEvent] {
-        await storing.lock()
-        do {
+        try await storing.withLock {
             let transitions = state.withLock { state in change(&state) }
-            let events = try await persist(transitions, db: db)
-            await storing.unlock()
-            return events
-        } catch {
-            await storing.unlock()
-            throw error
+            return try await persist(transitions, db: db)
         }
     }
 

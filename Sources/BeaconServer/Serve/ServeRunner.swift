@@ -2,11 +2,26 @@ import BeaconGateway
 import BeaconMQTT
 import NIOSSL
 import BeaconKit
+import BeaconLocate
 import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
 import UnixSignals
+
+/// What a demo seeded: its running gateway, and one line saying what it simulates.
+public struct ServeDemoStarted: Sendable {
+    public var gateway: any Service
+    public var description: String
+
+    public init(gateway: any Service, description: String) {
+        self.gateway = gateway
+        self.description = description
+    }
+}
+
+/// Seeds a demo into the server's store and returns its gateway, not yet running.
+public typealias ServeDemo = @Sendable (ProximaServer, Logger) async throws -> ServeDemoStarted
 
 /// `proxima serve`: opens (and migrates) the store, makes sure an admin can get in, optionally
 /// seeds the retail demo, then serves until SIGINT or SIGTERM and closes everything in order.
@@ -15,7 +30,9 @@ public enum ServeRunner {
         public var database: DatabaseLocation = .defaultLocation
         public var host = "127.0.0.1"
         public var port = 8080
-        public var demo = false
+        /// Seeds a demo and returns its simulated gateway (`--demo`); nil runs no demo. The
+        /// executable provides it, so the server library does not depend on the simulator.
+        public var demo: ServeDemo?
         public var instanceName = ProcessInfo.processInfo.hostName + ":\(ProcessInfo.processInfo.processIdentifier)"
         /// Registers this secret as an admin token when given (e.g. from PROXIMA_ADMIN_TOKEN).
         public var adminToken: String?
@@ -126,13 +143,12 @@ public enum ServeRunner {
                 EventRetentionService(store: store, retention: options.eventRetention, clock: server.clock, ring: server.events, logger: logger),
             ]
             var demoSignInCode: String?
-            if options.demo {
+            if let demo = options.demo {
                 demoSignInCode = await server.signInCodes.issue(for: try await store.issueToken(name: "demo dashboard", role: .operator).token)
-                let (identities, gatewayID) = try await RetailDemo.seed(store)
-                services.append(DemoGatewayService(server: server, scenario: RetailDemo.scenario(identities: identities),
-                                                   gatewayID: gatewayID, logger: logger))
+                let started = try await demo(server, logger)
+                services.append(started.gateway)
                 let viewer = try await store.issueToken(name: "demo viewer", role: .readOnly)
-                announce("demo: simulating a shopper in '\(RetailDemo.siteName)'; watch the events with")
+                announce("demo: \(started.description); watch the events with")
                 announce("  curl -N -H 'Authorization: Bearer \(viewer.token)' http://\(options.host):\(options.port)/v1/events")
             }
             let host = options.host

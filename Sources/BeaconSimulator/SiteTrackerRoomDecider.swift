@@ -1,13 +1,12 @@
 import BeaconKit
 import BeaconLocate
-import BeaconSimulator
 
-/// The server's own tracker as a row of `proxima evaluate`: a ``SiteTracker`` on the scenario's
+/// The server's own tracker (BeaconLocate's ``SiteTracker``) as a row of `proxima evaluate`: one on the scenario's
 /// map hears every simulated sighting as the gateway (or the walker's phone) that reported it,
 /// so the server's rooms are scored against the simulator's truth end to end: calibration
 /// refits, one-second cycles and all. `surveys` (the evaluation's simulated phone and tag
 /// surveys) go into the map, as an operator would upload them.
-public struct SiteTrackerRoomDecider: ExternalRoomDecider {
+public struct SiteTrackerRoomDecider: Sendable {
     public let labels: [LocationReport.Direction: String]
     private var tracker: SiteTracker
     private let tagNames: [BeaconIdentity: String]
@@ -28,7 +27,7 @@ public struct SiteTrackerRoomDecider: ExternalRoomDecider {
     /// that carries the evaluation's simulated phone survey, with and without particles (carried
     /// beacons keep the fixed links' fit); and on a map with the phone and the tag survey (the
     /// carried beacons' decider then weighs fingerprints too).
-    public static func evaluated() -> [@Sendable (Scenario, LocationSurveys) -> any ExternalRoomDecider] {
+    public static func evaluated() -> [@Sendable (Scenario, LocationSurveys) -> SiteTrackerRoomDecider] {
         let particles = RoomDecider.Configuration.serverParticles
         return [
             { scenario, _ in SiteTrackerRoomDecider(scenario: scenario, configuration: SiteTracker.Configuration(),
@@ -53,23 +52,23 @@ public struct SiteTrackerRoomDecider: ExternalRoomDecider {
     public static let tagSurveyLabel = "server's tracker, map with the tag survey"
     public static func surveyParticlesLabel(_ particles: Int) -> String { "server's tracker, map with the survey, --phone-room-particles \(particles)" }
 
-    public mutating func receive(_ sighting: Sighting) -> [ExternalRoomChange] {
+    public mutating func receive(_ sighting: Sighting) -> [SiteTrackerRoomChange] {
         translate(tracker.receive([sighting], gateway: sighting.receiver))
     }
 
-    public mutating func advance(to time: Double) -> [ExternalRoomChange] {
+    public mutating func advance(to time: Double) -> [SiteTrackerRoomChange] {
         translate(tracker.advance(to: time))
     }
 
-    private func translate(_ changes: [SubjectRoomChange]) -> [ExternalRoomChange] {
+    private func translate(_ changes: [SubjectRoomChange]) -> [SiteTrackerRoomChange] {
         changes.compactMap { change in
             let room = change.kind == .enter ? change.room : nil
             switch change.subject {
             case .beacon(let identity):
                 guard let name = tagNames[identity] else { return nil }
-                return ExternalRoomChange(direction: .tags, subject: name, room: room, time: change.time)
+                return SiteTrackerRoomChange(direction: .tags, subject: name, room: room, time: change.time)
             case .phone(let name):
-                return ExternalRoomChange(direction: .phones, subject: name, room: room, time: change.time)
+                return SiteTrackerRoomChange(direction: .phones, subject: name, room: room, time: change.time)
             }
         }
     }

@@ -1,5 +1,4 @@
 import BeaconKit
-import BeaconLocate
 
 /// A site's survey taken on the server: an operator holds a tag (or a phone that posts its own
 /// sightings) still at a known spot, and what the site hears of it for some seconds becomes one
@@ -57,6 +56,12 @@ public struct SurveyRecorder: Sendable {
         /// The site's clock: the latest sighting time this instance has seen since recording began.
         public var clock: Double?
         public var recordings: [Recording]
+
+        public init(siteID: Int, clock: Double?, recordings: [Recording]) {
+            self.siteID = siteID
+            self.clock = clock
+            self.recordings = recordings
+        }
     }
 
     /// `POST /v1/sites/{id}/survey-recordings/save`.
@@ -68,6 +73,14 @@ public struct SurveyRecorder: Sendable {
         public var survey: Int
         /// Finished recordings whose every reading named a receiver or beacon the map no longer has.
         public var dropped: Int
+
+        public init(siteID: Int, mapVersion: Int, tagSurvey: Int, survey: Int, dropped: Int) {
+            self.siteID = siteID
+            self.mapVersion = mapVersion
+            self.tagSurvey = tagSurvey
+            self.survey = survey
+            self.dropped = dropped
+        }
     }
 
     /// Recordings a site keeps, whatever their state, until saved or discarded.

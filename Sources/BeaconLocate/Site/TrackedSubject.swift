@@ -1,5 +1,4 @@
 import BeaconKit
-import BeaconLocate
 import Foundation
 
 /// What the server follows on a site's map: a carried beacon (an iBeacon that is not one of the

@@ -1,15 +1,18 @@
 import BeaconKit
+import BeaconServer
 import BeaconSimulator
 import Foundation
+import Logging
+import ServiceLifecycle
 
 /// The retail example: a corner shop with an entrance, three departments and a till, one
 /// beacon each, and a shopper whose phone acts as the gateway. `proxima serve --demo` seeds it
 /// and feeds the simulation through the same path as a real gateway's batches.
-public enum RetailDemo {
-    public static let uuid = UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!
-    public static let organisationName = "Proxima Retail"
-    public static let siteName = "High Street Store"
-    public static let gatewayName = "demo-shopper"
+enum RetailDemo {
+    static let uuid = UUID(uuidString: "F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!
+    static let organisationName = "Proxima Retail"
+    static let siteName = "High Street Store"
+    static let gatewayName = "demo-shopper"
 
     struct Spot {
         var category: Int
@@ -27,9 +30,16 @@ public enum RetailDemo {
         Spot(category: 3, label: "Till", x: 10, y: 17),
     ]
 
+    /// `serve --demo`: seeds the shop and returns the shopper's gateway.
+    @Sendable static func start(server: ProximaServer, logger: Logger) async throws -> ServeDemoStarted {
+        let (identities, gatewayID) = try await seed(server.store)
+        let gateway = DemoGatewayService(server: server, scenario: scenario(identities: identities), gatewayID: gatewayID, logger: logger)
+        return ServeDemoStarted(gateway: gateway, description: "simulating a shopper in '\(siteName)'")
+    }
+
     /// Registers the shop (once) and returns the identities of its beacons in `spots` order,
     /// and the id of the demo gateway.
-    public static func seed(_ store: Store) async throws -> (identities: [BeaconIdentity], gatewayID: String) {
+    static func seed(_ store: Store) async throws -> (identities: [BeaconIdentity], gatewayID: String) {
         if let site = try await store.sites().first(where: { $0.name == siteName && $0.uuid == uuid }),
            let gateway = try await store.gateways().first(where: { $0.name == gatewayName }) {
             let beacons = try await store.beacons(siteID: site.id)
@@ -51,13 +61,13 @@ public enum RetailDemo {
 
     /// The shop as a simulator scenario: short-range beacons (presence within about 6 m) and a
     /// shopper looping entrance → electronics → shoes → groceries → till.
-    public static func scenario(identities: [BeaconIdentity], duration: Double = 3600, seed: UInt64 = 7) -> Scenario {
+    static func scenario(identities: [BeaconIdentity], duration: Double = 3600, seed: UInt64 = 7) -> Scenario {
         let beacons = zip(spots, identities).enumerated().map { index, pair in
             SimulatedBeacon(name: pair.0.label, identity: pair.1,
                             address: BluetoothAddress(rawValue: 0xC0FFEE_000000 + UInt64(index + 1)),
-                            position: Point(x: pair.0.x, y: pair.0.y), measuredPower: MeasuredPower(-59), txPower: -12, interval: 0.2)
+                            position: Position3D(x: pair.0.x, y: pair.0.y), measuredPower: MeasuredPower(-59), txPower: -12, interval: 0.2)
         }
-        let stops = spots.map { WalkerPath.Waypoint(Point(x: $0.x + 1, y: $0.y), pause: 20) }
+        let stops = spots.map { WalkerPath.Waypoint(Position3D(x: $0.x + 1, y: $0.y), pause: 20) }
         let path = WalkerPath(waypoints: stops + [stops[0]], speed: 1.2, loop: true)
         return Scenario(
             name: "retail demo", seed: seed, duration: duration, venue: Venue(width: 40, height: 20),

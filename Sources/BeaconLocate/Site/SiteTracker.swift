@@ -1,12 +1,10 @@
-import BeaconGateway
 import BeaconKit
-import BeaconLocate
 import DequeModule
 import Foundation
 
 /// One site's positions, rooms and calibration, as a value driven only by the sightings' own
-/// times: the per-batch work that spans all of a site's gateways (``GatewayMonitor`` is per
-/// gateway). ``PositionTracking`` owns one per site and feeds it each accepted batch.
+/// times: the per-batch work that spans all of a site's gateways (the gateway's monitor is per
+/// gateway). The server's `PositionTracking` owns one per site and feeds it each accepted batch.
 ///
 /// A gateway is tied to the map by name: the gateway registered as `pi-west` is the map's
 /// receiver `pi-west`.
@@ -518,7 +516,7 @@ public struct SiteTracker: Sendable {
                                lastHeard: state.lastHeard, anchors: state.anchors)
     }
 
-    static func identity(_ name: String) -> BeaconIdentity? {
+    public static func identity(_ name: String) -> BeaconIdentity? {
         let parts = name.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3, let uuid = UUID(uuidString: String(parts[0])), let major = UInt16(parts[1]), let minor = UInt16(parts[2]) else {
             return nil

@@ -1,5 +1,6 @@
 import BeaconGateway
 import BeaconKit
+import BeaconServer
 import BeaconSimulator
 import Foundation
 import Logging

@@ -1,19 +1,8 @@
 import BeaconKit
 import BeaconLocate
 
-/// A room decider that lives outside this module (the server's `SiteTracker`), scored by the
-/// location evaluation against the same truth as its own rows: it hears every sighting as its
-/// receiver reported it, in time order, and says which subjects changed room.
-public protocol ExternalRoomDecider: Sendable {
-    /// The report row it fills in each direction it decides.
-    var labels: [LocationReport.Direction: String] { get }
-    mutating func receive(_ sighting: Sighting) -> [ExternalRoomChange]
-    /// Moves its clock to the scenario's end (exits after silence).
-    mutating func advance(to time: Double) -> [ExternalRoomChange]
-}
-
-/// A room change an ``ExternalRoomDecider`` announced, named as the scenario names its subjects.
-public struct ExternalRoomChange: Sendable, Hashable {
+/// A room change a ``SiteTrackerRoomDecider`` announced, named as the scenario names its subjects.
+public struct SiteTrackerRoomChange: Sendable, Hashable {
     public var direction: LocationReport.Direction
     /// The walker's receiver (phones) or the carried beacon (tags), by its scenario name.
     public var subject: String

@@ -1,5 +1,4 @@
 import BeaconLocate
-@testable import BeaconServer
 import BeaconSimulator
 import Foundation
 import Testing
@@ -18,7 +17,7 @@ import Testing
         // The survey is most of the cost; its rows are measured on the home below (here they
         // have an empty survey).
         evaluation.surveySpacing = 0
-        evaluation.externalDeciders = SiteTrackerRoomDecider.evaluated()
+        evaluation.siteTrackers = SiteTrackerRoomDecider.evaluated()
         return evaluation.run()
     }
 
@@ -29,7 +28,7 @@ import Testing
         var scenario = try Scenario.load(contentsOf: examples)
         scenario.duration = 600
         var evaluation = LocationEvaluation(scenario: scenario)
-        evaluation.externalDeciders = SiteTrackerRoomDecider.evaluated()
+        evaluation.siteTrackers = SiteTrackerRoomDecider.evaluated()
         return evaluation.run()
     }
 

@@ -1,7 +1,7 @@
 import BeaconKit
 import BeaconLocate
 
-/// The server's own tracker (BeaconLocate's ``SiteTracker``) as a row of `proxima evaluate`: one on the scenario's
+/// The server's own tracker (BeaconLocate's `SiteTracker`) as a row of `proxima evaluate`: one on the scenario's
 /// map hears every simulated sighting as the gateway (or the walker's phone) that reported it,
 /// so the server's rooms are scored against the simulator's truth end to end: calibration
 /// refits, one-second cycles and all. `surveys` (the evaluation's simulated phone and tag

@@ -37,6 +37,9 @@ struct GatewayCommand: AsyncParsableCommand {
     @Option(help: "Seconds between posts of a partial batch.")
     var interval: Double = 0.5
 
+    @Option(help: "Seconds a stopping gateway (SIGTERM or SIGINT) keeps trying to post what it buffered before it exits (0.1–60).")
+    var stopGrace: Double = 1
+
     @Option(help: ArgumentHelp("Post one receiver of a multi-receiver source (a simulation) as its own gateway; repeat for each. Receivers without a token are not posted.",
                                valueName: "RECEIVER=TOKEN"))
     var receiverToken: [String] = []
@@ -61,6 +64,7 @@ struct GatewayCommand: AsyncParsableCommand {
     @OptionGroup var mqttOptions: MQTTOptions
 
     func validate() throws {
+        guard (0.1...60).contains(stopGrace) else { throw ValidationError("--stop-grace must be in 0.1…60 seconds, got \(stopGrace)") }
         guard let server else {
             guard mqttOptions.mqtt != nil else { throw ValidationError("give --server URL, --mqtt URL or both") }
             if token != nil || !receiverToken.isEmpty { throw ValidationError("--token and --receiver-token need --server URL") }
@@ -116,13 +120,14 @@ struct GatewayCommand: AsyncParsableCommand {
 
     var resolvedToken: String? { token ?? ProcessInfo.processInfo.environment["PROXIMA_GATEWAY_TOKEN"] }
 
-    /// How long a stopping gateway keeps trying to post what it buffered: a service manager
-    /// waits a few seconds before it kills, and an unreachable server must not hold the stop.
-    static let stopGrace: Duration = .seconds(1)
+    /// How long a stopping gateway keeps trying to post what it buffered (`--stop-grace`): a
+    /// service manager waits a few seconds before it kills, and an unreachable server must not
+    /// hold the stop.
+    var stopGraceDuration: Duration { .milliseconds(Int((stopGrace * 1000).rounded())) }
 
     func run() async throws {
         // SIGINT or SIGTERM ends the source; what was read is still posted, for up to
-        // `stopGrace`, before exiting (a second signal, once the first has been handled, ends
+        // `--stop-grace`, before exiting (a second signal, once the first has been handled, ends
         // the process at once).
         let opened = try await self.source.open()
         let (stopRequests, stopRequested) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -186,13 +191,13 @@ struct GatewayCommand: AsyncParsableCommand {
         return (first, second)
     }
 
-    /// Posts until the source ends; once a stop was requested, gives up after ``stopGrace``
+    /// Posts until the source ends; once a stop was requested, gives up after `--stop-grace`
     /// with an error that names the server.
     func postUntilStopped(_ sightings: AsyncThrowingStream<Sighting, any Error>, stopRequests: AsyncStream<Void>) async throws {
         let posting = Task { try await postWithClient(sightings) }
         let deadline = Task {
             for await _ in stopRequests {
-                try await Task.sleep(for: Self.stopGrace)
+                try await Task.sleep(for: stopGraceDuration)
                 posting.cancel()
                 return true
             }
@@ -205,7 +210,7 @@ struct GatewayCommand: AsyncParsableCommand {
             deadline.cancel()
             guard (try? await deadline.value) == true else { throw error }
             let detail = error is CancellationError ? "" : " (\(error))"
-            printError("stopped with sightings unposted: \(server ?? "the server") did not take them within \(Self.stopGrace) of the signal\(detail)")
+            printError("stopped with sightings unposted: \(server ?? "the server") did not take them within \(stopGraceDuration) of the signal\(detail)")
             throw ExitCode.failure
         }
     }

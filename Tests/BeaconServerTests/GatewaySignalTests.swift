@@ -101,6 +101,7 @@ final class ReceivedMessages: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let found = first(where: predicate) { return found }
+            // Waits on mosquitto: the message comes from a child gateway process through the broker.
             try await Task.sleep(for: .milliseconds(20))
         }
         return nil

@@ -54,7 +54,9 @@ import Testing
         // the gateway is stopped.
         let scenario = BTVirt.packageRoot.appendingPathComponent("examples/retail.json").path
         let gateway = try ProximaProcess(["gateway", "--server", base.absoluteString, "--token", token,
-                                          "--simulate", scenario, "--speed", "1", "--batch", "5000", "--interval", "600"])
+                                          "--simulate", scenario, "--speed", "1", "--batch", "5000", "--interval", "600",
+                                          // A debug server beside a full test run once took over the default second to answer.
+                                          "--stop-grace", "20"])
         // SIGTERM only once the gateway handles it (a debug binary on a loaded CI host once took
         // longer than a fixed 3 s to start, and died of the default action with nothing said),
         // then a couple of seconds of sightings to hold.

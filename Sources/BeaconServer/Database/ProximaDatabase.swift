@@ -30,6 +30,11 @@ public final class ProximaDatabase: Service, Sendable {
     /// The pool's run loop when `open` started it outside a service group.
     private let standaloneRunner = Mutex<Task<Void, Never>?>(nil)
     let sqliteClosed = Mutex(false)
+    private let migrated = Mutex(false)
+
+    /// True once `migrate()` ran on this connection: background services wait for it, since
+    /// `proxima serve` migrates after its services started.
+    public var isMigrated: Bool { migrated.withLock { $0 } }
 
     private init(dialect: Dialect, location: DatabaseLocation, backend: Backend, logger: Logger) {
         self.dialect = dialect
@@ -98,6 +103,7 @@ public final class ProximaDatabase: Service, Sendable {
             }
         }
         try await Migrations.run(on: self)
+        migrated.withLock { $0 = true }
     }
 
     /// Runs statements outside a transaction.

@@ -15,6 +15,8 @@ struct OutboxRetryService: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do { try await clock.sleep(for: interval) } catch { return }
+                // Before the migrations there is no outbox (and nothing to retry in it).
+                guard ingestion.store.database.isMigrated else { continue }
                 do {
                     try await ingestion.retryPendingObservers(before: ingestion.clock() - retryAfter)
                 } catch {

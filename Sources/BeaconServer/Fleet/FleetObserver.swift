@@ -10,10 +10,13 @@ struct FleetObserver: BatchObserver {
     /// A device that did not consent to positions is not followed by the fleet checks either.
     func wants(_ batch: ObservedBatch) -> Bool { batch.keepsPositions }
 
-    func observe(_ batch: ObservedBatch, context: ObserverContext, db: any SQLDatabase) async throws -> [StoredEvent] {
+    /// What the gateway heard goes into memory; only a due evaluation (once a second of gateway
+    /// time) has anything to store.
+    func prepare(_ batch: ObservedBatch, context: ObserverContext) async throws -> ObserverStore? {
         guard fleet.observe(gatewayID: batch.gatewayID, sightings: batch.sightings, registry: context.registry, outboxID: context.outboxID) else {
-            return []
+            return nil
         }
-        return try await fleet.evaluate(registry: context.registry, db: db)
+        let (fleet, registry) = (fleet, context.registry)
+        return { db in try await fleet.evaluate(registry: registry, db: db) }
     }
 }

@@ -7,9 +7,10 @@ public enum ObserverPhase: String, Sendable, Hashable {
     /// Inside the batch's transaction: what it writes commits or rolls back with the batch, and a
     /// batch sent again is a duplicate it never sees.
     case inTransaction
-    /// After the batch committed, from the batch's outbox row (``BatchOutbox``), in a transaction
-    /// of its own that also clears its mark on the row: delivered at least once (a failure is
-    /// retried), and what it stores commits exactly once.
+    /// After the batch committed, from the batch's outbox row (``BatchOutbox``): first its work
+    /// in memory, with no transaction open (``BatchObserver/prepare(_:context:)``), then what that
+    /// decided to store, in a transaction of its own that also clears its mark on the row.
+    /// Delivered at least once (a failure is retried), and what it stores commits exactly once.
     case afterCommit
 }
 
@@ -48,6 +49,26 @@ protocol BatchObserver: Sendable {
     /// Whether the batch concerns this observer; an after-commit observer that answers false
     /// gets no outbox mark.
     func wants(_ batch: ObservedBatch) -> Bool
-    /// Handles the batch and returns the events it stored through `db`.
+    /// In-transaction observers: handles the batch and returns the events it stored through `db`.
     func observe(_ batch: ObservedBatch, context: ObserverContext, db: any SQLDatabase) async throws -> [StoredEvent]
+    /// After-commit observers: the work that needs no database (detectors in memory), done with no
+    /// transaction open, so a batch's checks never hold a connection other batches wait for.
+    /// Returns what to store in the observer's transaction, or nil when there is nothing to store
+    /// (its mark is then cleared with no transaction of its own).
+    func prepare(_ batch: ObservedBatch, context: ObserverContext) async throws -> ObserverStore?
+}
+
+/// What an after-commit observer decided to store: run in the transaction that clears its mark.
+typealias ObserverStore = @Sendable (any SQLDatabase) async throws -> [StoredEvent]
+
+extension BatchObserver {
+    /// By default the whole work is in the transaction (in-transaction observers never prepare).
+    func prepare(_ batch: ObservedBatch, context: ObserverContext) async throws -> ObserverStore? {
+        { db in try await observe(batch, context: context, db: db) }
+    }
+
+    func observe(_ batch: ObservedBatch, context: ObserverContext, db: any SQLDatabase) async throws -> [StoredEvent] {
+        guard let store = try await prepare(batch, context: context) else { return [] }
+        return try await store(db)
+    }
 }

@@ -56,11 +56,36 @@ enum BatchOutbox {
 
     /// Clears the observer's mark from the marks just read, deleting the row with its last one.
     static func clear(_ id: Int, observer: String, marks pending: [String], db: any SQLDatabase) async throws {
-        let left = pending.filter { $0 != observer }
+        try await keep(id, marks: pending.filter { $0 != observer }, db: db)
+    }
+
+    /// Leaves the row with `left` as its marks, deleting it when none is left.
+    private static func keep(_ id: Int, marks left: [String], db: any SQLDatabase) async throws {
         if left.isEmpty {
             try await db.raw("DELETE FROM batch_outbox WHERE id = \(bind: id)").run()
         } else {
             try await db.raw("UPDATE batch_outbox SET pending = \(bind: left.joined(separator: ",")) WHERE id = \(bind: id)").run()
+        }
+    }
+
+    /// Clears the marks of observers that had nothing to store. When they were all the row's
+    /// marks (the usual case) the row goes in one statement, guarded by those marks; otherwise,
+    /// or when the marks changed meanwhile, the marks are read and cleared in a transaction.
+    static func clear(_ id: Int, observers: [String], wereAll: Bool, database: ProximaDatabase) async throws {
+        if wereAll {
+            let deleted = try await database.read { db in
+                try await db.raw("DELETE FROM batch_outbox WHERE id = \(bind: id) AND pending = \(bind: observers.joined(separator: ",")) RETURNING id").first()
+            }
+            if deleted != nil { return }
+        }
+        let lock = database.rowLockSuffix
+        try await database.transaction { db in
+            let select = SQLQueryString("SELECT pending FROM batch_outbox WHERE id = \(bind: id)") + SQLQueryString(lock)
+            guard let row = try await db.raw(select).first() else { return }
+            let pending = marks(try row.string("pending"))
+            let left = pending.filter { !observers.contains($0) }
+            guard left.count < pending.count else { return }
+            try await keep(id, marks: left, db: db)
         }
     }
 

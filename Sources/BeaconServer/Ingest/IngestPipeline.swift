@@ -92,29 +92,46 @@ extension IngestService {
         return fed
     }
 
-    /// Runs each pending after-commit observer of an outbox row in a transaction with its mark.
-    /// A failing observer is logged and left pending; the others still run.
+    /// Runs each pending after-commit observer of an outbox row: its work in memory first, with no
+    /// transaction open, then what it decided to store in a transaction with its mark. The marks
+    /// of observers with nothing to store are cleared together, in one statement when they were
+    /// the row's last. A failing observer is logged and left pending; the others still run.
     func runAfterCommit(_ outboxID: Int, batch: ObservedBatch, pending: [String], registry: RegistrySnapshot) async -> [StoredEvent] {
         guard inFlight.withLock({ $0.insert(outboxID).inserted }) else { return [] }
         defer { _ = inFlight.withLock { $0.remove(outboxID) } }
         let context = ObserverContext(registry: registry, outboxID: outboxID)
         let lock = store.database.rowLockSuffix
         var events: [StoredEvent] = []
+        var idle: [String] = []
         for observer in observers where observer.phase == .afterCommit && pending.contains(observer.name) {
             do {
+                guard let storing = try await observer.prepare(batch, context: context) else {
+                    idle.append(observer.name)
+                    continue
+                }
                 events += try await store.database.transaction { db in
                     guard let marks = try await BatchOutbox.pendingMarks(outboxID, observer: observer.name, lockSuffix: lock, db: db) else { return [] }
-                    let stored = try await observer.observe(batch, context: context, db: db)
+                    let stored = try await storing(db)
                     try await BatchOutbox.clear(outboxID, observer: observer.name, marks: marks, db: db)
                     return stored
                 }
             } catch {
-                metrics?.observerFailures.increment()
-                publisher?.logger.warning("an after-commit observer failed; its work stays in the outbox for a retry",
-                                          metadata: ["observer": "\(observer.name)", "outbox": "\(outboxID)", "error": "\(error)"])
+                observerFailed(observer.name, outboxID: outboxID, error: error)
             }
         }
+        guard !idle.isEmpty else { return events }
+        do {
+            try await BatchOutbox.clear(outboxID, observers: idle, wereAll: idle == pending, database: store.database)
+        } catch {
+            observerFailed(idle.joined(separator: ","), outboxID: outboxID, error: error)
+        }
         return events
+    }
+
+    private func observerFailed(_ name: String, outboxID: Int, error: any Error) {
+        metrics?.observerFailures.increment()
+        publisher?.logger.warning("an after-commit observer failed; its work stays in the outbox for a retry",
+                                  metadata: ["observer": "\(name)", "outbox": "\(outboxID)", "error": "\(error)"])
     }
 
     /// Runs the after-commit observers still pending on outbox rows written before `time`

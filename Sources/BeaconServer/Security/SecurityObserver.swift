@@ -9,9 +9,13 @@ struct SecurityObserver: BatchObserver {
     /// A device that did not consent to positions is not followed by these checks either.
     func wants(_ batch: ObservedBatch) -> Bool { batch.keepsPositions }
 
-    func observe(_ batch: ObservedBatch, context: ObserverContext, db: any SQLDatabase) async throws -> [StoredEvent] {
-        try await security.observe(gatewayID: batch.gatewayID, sightings: batch.sightings, serverTime: batch.serverTime,
-                                   registry: context.registry, outboxID: context.outboxID, db: db)
+    /// The detectors run in memory; only raised alerts, or open ones gone quiet, are stored.
+    func prepare(_ batch: ObservedBatch, context: ObserverContext) async throws -> ObserverStore? {
+        let raised = try security.check(gatewayID: batch.gatewayID, sightings: batch.sightings, serverTime: batch.serverTime,
+                                        registry: context.registry, outboxID: context.outboxID)
+        guard !raised.isEmpty || security.hasQuietAlerts else { return nil }
+        let (security, gatewayID) = (security, batch.gatewayID)
+        return { db in try await security.store(raised: raised, gatewayID: gatewayID, db: db) }
     }
 }
 

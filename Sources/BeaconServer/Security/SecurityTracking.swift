@@ -102,6 +102,14 @@ public final class SecurityTracking: Sendable {
     /// What it raises and clears is stored through `db`, in the caller's transaction.
     func observe(gatewayID: String, sightings: [Sighting], serverTime: Double, registry snapshot: RegistrySnapshot,
                  outboxID: Int? = nil, db: any SQLDatabase) async throws -> [StoredEvent] {
+        let raised = try check(gatewayID: gatewayID, sightings: sightings, serverTime: serverTime, registry: snapshot, outboxID: outboxID)
+        return try await store(raised: raised, gatewayID: gatewayID, db: db)
+    }
+
+    /// Runs the site's detector on the sightings, in memory (no database), and returns the alerts
+    /// they raised; ``store(raised:gatewayID:db:)`` stores them.
+    func check(gatewayID: String, sightings: [Sighting], serverTime: Double, registry snapshot: RegistrySnapshot,
+               outboxID: Int? = nil) throws -> [SecurityAlert] {
         try apply(snapshot)
         let raised = state.withLock { state -> [SecurityAlert] in
             // A row retried after its store failed was already checked.
@@ -123,6 +131,11 @@ public final class SecurityTracking: Sendable {
             state.detectors[siteID] = entry
             return alerts
         }
+        return raised
+    }
+
+    /// Opens the raised alerts and clears the quiet ones, through `db`.
+    func store(raised: [SecurityAlert], gatewayID: String, db: any SQLDatabase) async throws -> [StoredEvent] {
         let cleared = try await clearQuiet(db: db)
         guard !raised.isEmpty else { return cleared }
         return try await record(raised: raised, gatewayID: gatewayID, db: db) + cleared

@@ -119,5 +119,6 @@ enum Migrations {
         SiteRetention.migration,
         RegistryGeneration.migration,
         BatchOutbox.migration,
+        BatchOutbox.uncompressedSightings,
     ]
 }

@@ -23,6 +23,12 @@ enum BatchOutbox {
         ]
     }
 
+    /// The sightings are base64 of the compact form, which does not compress: PostgreSQL is told
+    /// not to try (its TOAST compression of each row cost more CPU than the batch's checks).
+    static let uncompressedSightings = Migrations.Migration(version: 21, name: "batch outbox sightings stored uncompressed") { dialect in
+        dialect == .postgres ? ["ALTER TABLE batch_outbox ALTER COLUMN sightings SET STORAGE EXTERNAL"] : []
+    }
+
     /// A row read back for a retry.
     struct Row: Sendable {
         var id: Int
@@ -30,10 +36,21 @@ enum BatchOutbox {
         var pending: [String]
     }
 
+    /// What a row holds of its batch, encoded before the batch's transaction opens so encoding
+    /// never holds the connection other batches wait for.
+    struct Payload: Sendable {
+        var sightings: String
+        var replays: String
+
+        init(_ batch: ObservedBatch) throws {
+            sightings = try BatchOutbox.encode(batch.sightings)
+            replays = String(decoding: try JSONEncoder().encode(batch.replays), as: UTF8.self)
+        }
+    }
+
     /// Writes the batch's row with a mark per observer; returns its id.
-    static func insert(_ batch: ObservedBatch, observers: [String], db: any SQLDatabase) async throws -> Int {
-        let sightings = try encode(batch.sightings)
-        let replays = String(decoding: try JSONEncoder().encode(batch.replays), as: UTF8.self)
+    static func insert(_ batch: ObservedBatch, payload: Payload, observers: [String], db: any SQLDatabase) async throws -> Int {
+        let (sightings, replays) = (payload.sightings, payload.replays)
         guard let row = try await db.raw("""
             INSERT INTO batch_outbox (gateway_id, server_time, keeps_positions, sightings, replays, pending, created_at)
             VALUES (\(bind: batch.gatewayID), \(bind: batch.serverTime), \(bind: batch.keepsPositions ? 1 : 0), \(bind: sightings),

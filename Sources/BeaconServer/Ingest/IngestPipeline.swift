@@ -58,6 +58,7 @@ extension IngestService {
                         engine: @escaping @Sendable (inout GatewayMonitor) -> GatewayMonitor.StepOutcome) async throws -> IngestResult {
         let gatewayID = batch.gatewayID, now = batch.serverTime
         let afterCommit = observers.filter { $0.phase == .afterCommit && $0.wants(batch) }
+        let payload = afterCommit.isEmpty ? nil : try BatchOutbox.Payload(batch)
         // Taken out, so the step mutates it in place rather than copying it; put back after commit.
         let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
         let (result, saved, outboxID) = try await store.database.transaction { db -> (IngestResult, CachedMonitor?, Int?) in
@@ -77,7 +78,8 @@ extension IngestService {
             for observer in self.observers where observer.phase == .inTransaction && observer.wants(batch) {
                 context.events += try await observer.observe(batch, context: context, db: db)
             }
-            let outboxID = afterCommit.isEmpty ? nil : try await BatchOutbox.insert(batch, observers: afterCommit.map(\.name), db: db)
+            var outboxID: Int?
+            if let payload { outboxID = try await BatchOutbox.insert(batch, payload: payload, observers: afterCommit.map(\.name), db: db) }
             let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
             try await self.storeHeader(monitor.header, version: version.number + 1, sequence: sequence, gatewayID: gatewayID, now: now, db: db)
             let result = IngestResult(accepted: batch.sightings.count, duplicate: false, events: context.events,

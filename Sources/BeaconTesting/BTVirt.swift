@@ -41,7 +41,7 @@ public final class BTVirt: @unchecked Sendable {
         process.standardOutput = logHandle
         process.standardError = logHandle
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         let emulator = BTVirt(directory: directory, process: process, log: log)
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {

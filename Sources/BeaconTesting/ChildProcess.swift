@@ -38,7 +38,7 @@ public final class ChildProcess: @unchecked Sendable {
             let data = handle.availableData
             self?.append(data, toStdout: false)
         }
-        try process.run()
+        try ProcessLaunch.run(process)
     }
 
     public static func proxima(_ arguments: [String], environment: [String: String] = [:]) throws -> ChildProcess {

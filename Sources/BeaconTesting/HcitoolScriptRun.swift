@@ -55,7 +55,7 @@ public struct HcitoolScriptRun: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         process.waitUntilExit()
         return process.terminationStatus
     }

@@ -35,7 +35,7 @@ public struct FinishedProcess: Sendable {
     /// `afterStart` runs once the child runs, e.g. to close the parent's copy of a file handle.
     public static func run(_ process: Process, output: Pipe?, errors: Pipe?, input: Data? = nil,
                            inputPipe: Pipe? = nil, afterStart: () throws -> Void = {}) async throws -> FinishedProcess {
-        try process.run()
+        try ProcessLaunch.run(process)
         try afterStart()
         async let outputData = readToEnd(output)
         async let errorData = readToEnd(errors)

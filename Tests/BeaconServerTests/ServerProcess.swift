@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BeaconGateway
+import BeaconTesting
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -42,7 +43,7 @@ final class ProximaProcess: @unchecked Sendable {
             self.text += String(decoding: data, as: UTF8.self)
             self.lock.unlock()
         }
-        try process.run()
+        try ProcessLaunch.run(process)
     }
 
     var outputText: String {

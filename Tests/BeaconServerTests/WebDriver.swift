@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeaconTesting
 import Foundation
 import Glibc
 import NIOCore
@@ -85,7 +86,7 @@ final class BrowserSession: @unchecked Sendable {
         driver.arguments = ["--port=\(port)", "--log-level=OFF"]
         driver.standardOutput = FileHandle.nullDevice
         driver.standardError = FileHandle.nullDevice
-        try driver.run()
+        try ProcessLaunch.run(driver)
         let driverURL = "http://127.0.0.1:\(port)"
         var ready = false
         for _ in 0..<100 {

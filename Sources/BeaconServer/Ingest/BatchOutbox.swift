@@ -65,10 +65,15 @@ enum BatchOutbox {
     /// The row's marks when `observer` still has to run for it, else nil; on PostgreSQL the row is
     /// locked until the transaction ends, so two instances retrying the same row run the observer once.
     static func pendingMarks(_ id: Int, observer: String, lockSuffix: String, db: any SQLDatabase) async throws -> [String]? {
+        guard let pending = try await marks(of: id, lockSuffix: lockSuffix, db: db) else { return nil }
+        return pending.contains(observer) ? pending : nil
+    }
+
+    /// The row's marks, nil when the row is gone; locked as `pendingMarks` says.
+    private static func marks(of id: Int, lockSuffix: String, db: any SQLDatabase) async throws -> [String]? {
         let select = SQLQueryString("SELECT pending FROM batch_outbox WHERE id = \(bind: id)") + SQLQueryString(lockSuffix)
         guard let row = try await db.raw(select).first() else { return nil }
-        let pending = marks(try row.string("pending"))
-        return pending.contains(observer) ? pending : nil
+        return marks(try row.string("pending"))
     }
 
     /// Clears the observer's mark from the marks just read, deleting the row with its last one.
@@ -97,9 +102,7 @@ enum BatchOutbox {
         }
         let lock = database.rowLockSuffix
         try await database.transaction { db in
-            let select = SQLQueryString("SELECT pending FROM batch_outbox WHERE id = \(bind: id)") + SQLQueryString(lock)
-            guard let row = try await db.raw(select).first() else { return }
-            let pending = marks(try row.string("pending"))
+            guard let pending = try await marks(of: id, lockSuffix: lock, db: db) else { return }
             let left = pending.filter { !observers.contains($0) }
             guard left.count < pending.count else { return }
             try await keep(id, marks: left, db: db)

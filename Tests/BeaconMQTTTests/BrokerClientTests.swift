@@ -144,6 +144,32 @@ struct BrokerClientTests {
         await subscriber.disconnect()
         await publisher.disconnect()
     }
+    @Test("a client that disconnects while the broker is away sends what it queued once the broker is back")
+    func disconnectWaitsForTheReconnect() async throws {
+        let broker = try MosquittoBroker()
+        let publisher = client(broker, id: "goodbye-pub")
+        await publisher.start()
+        #expect(await publisher.waitUntilConnected(timeout: .seconds(30)))
+        broker.kill()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await publisher.isConnected, ContinuousClock.now < deadline {
+            // Waits for the client to see mosquitto (a real broker process) gone.
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await !publisher.isConnected)
+        try await publisher.publish(MQTTMessage(topic: "gateway/status", text: "offline", qos: .atLeastOnce, retain: true))
+        let goodbye = Task { await publisher.disconnect(flushTimeout: .seconds(30)) }
+        try broker.start()
+        await goodbye.value
+        #expect(await publisher.statistics.connections >= 2, "the message went out on the first connection, so this proves nothing")
+
+        let late = client(broker, id: "goodbye-late")
+        await late.start()
+        try await late.subscribe([("gateway/status", .atLeastOnce)], timeout: .seconds(30))
+        let retained = try await collect(late.messages, count: 1)
+        #expect(retained.map(\.text) == ["offline"])
+        await late.disconnect()
+    }
 }
 
 /// The first `count` messages, or an error after 20 s.

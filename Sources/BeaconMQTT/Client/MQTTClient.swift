@@ -173,9 +173,15 @@ public actor MQTTClient {
     }
 
     /// Sends what is queued (up to `flushTimeout`), then DISCONNECT, so the broker discards
-    /// the will, and stops reconnecting.
+    /// the will, and stops reconnecting. A client between connections that still holds messages
+    /// (a stopping gateway's `offline`) waits within the same time for the reconnect, instead
+    /// of leaving them unsent.
     public func disconnect(flushTimeout: Duration = .seconds(5)) async {
-        if connected { _ = await flush(timeout: flushTimeout) }
+        let deadline = ContinuousClock.now + flushTimeout
+        if !connected && !outbox.isIdle && loop != nil {
+            _ = await waitUntilConnected(timeout: flushTimeout)
+        }
+        if connected { _ = await flush(timeout: max(.zero, deadline - ContinuousClock.now)) }
         stopping = true
         if let channel, connected {
             if let bytes = try? MQTTPacket.disconnect.encoded() {

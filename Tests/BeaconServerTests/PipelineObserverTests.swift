@@ -109,8 +109,65 @@ struct PipelineObserverTests {
                             rssi: rssi, frame: .iBeacon(IBeaconFrame(identity: identity)))
         }
         let text = try BatchOutbox.encode(sightings)
-        #expect(text.hasPrefix("c:"))
+        #expect(text.hasPrefix("d:"))
         #expect(try BatchOutbox.decode(text) == sightings)
         #expect(throws: RegistryError.self) { try BatchOutbox.decode("x:nothing") }
+        // A row written by a version that kept the compact upload form still reads.
+        let compact = "c:" + Data(buffer: try CompactSightingBatch.encode(SightingBatch(sequence: nil, sightings: sightings))).base64EncodedString()
+        #expect(try BatchOutbox.decode(compact) == sightings)
+    }
+
+    /// Every frame kind, times out of order and far apart, and emitters heard again.
+    static let mixed: [Sighting] = [
+        Sighting(time: 1_700_000_000.25, receiver: "door", address: BluetoothAddress(rawValue: 7), rssi: -60,
+                 frame: .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: 65535, minor: 0), measuredPower: MeasuredPower(-128)))),
+        Sighting(time: 1_700_000_000.5, receiver: "hall", address: BluetoothAddress("00:11:22:33:44:55")!, rssi: nil,
+                 frame: .altBeacon(AltBeaconFrame(companyID: 0x0118, beaconID: Array(1...20), referenceRSSI: MeasuredPower(-65), reserved: 0))),
+        Sighting(time: 3, receiver: "", address: BluetoothAddress("FF:11:22:33:44:56")!, rssi: 20,
+                 frame: .eddystone(.uid(namespace: Array(0..<10), instance: Array(10..<16), txPowerAt0m: -20))),
+        Sighting(time: -0.0, receiver: "hall", address: BluetoothAddress("00:11:22:33:44:57")!, rssi: -127,
+                 frame: .eddystone(.tlm(EddystoneTelemetry(batteryMillivolts: 3000, temperatureCelsius: 21.5, advertisingCount: 1234, uptimeDeciseconds: 99)))),
+        Sighting(time: 1_700_000_000.25, receiver: "door", address: BluetoothAddress(rawValue: 7), rssi: -61,
+                 frame: .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: 65535, minor: 0), measuredPower: MeasuredPower(-128)))),
+    ]
+
+    @Test func theOutboxFormCarriesEveryFrameAndTimeExactly() throws {
+        let bytes = try OutboxSightings.encode(Self.mixed)
+        let decoded = try OutboxSightings.decode(bytes)
+        #expect(decoded == Self.mixed)
+        #expect(decoded.map(\.time.bitPattern) == Self.mixed.map(\.time.bitPattern))
+        #expect(try OutboxSightings.decode(try OutboxSightings.encode([])) == [])
+    }
+
+    /// Bad bytes (a damaged row) are refused with the field and offset, never a crash or a
+    /// count larger than the bytes could hold.
+    @Test func aDamagedOutboxRowIsRefusedNamingTheField() throws {
+        let bytes = try OutboxSightings.encode(Self.mixed)
+        for length in 0..<bytes.count {
+            #expect(throws: RegistryError.self) { try OutboxSightings.decode(Array(bytes.prefix(length))) }
+        }
+        var generator = SeededGenerator(seed: 43)
+        for _ in 0..<2_000 {
+            var damaged = bytes
+            damaged[Int.random(in: 0..<damaged.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            _ = try? OutboxSightings.decode(damaged)
+        }
+        let huge: [UInt8] = [1, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]
+        #expect { try OutboxSightings.decode(huge) } throws: { ($0 as? RegistryError)?.description.contains("receivers at offset 6") == true }
+        #expect { try OutboxSightings.decode([1, 0, 0, 0, 9]) } throws: { ($0 as? RegistryError)?.description.contains("trailing") == true
+            || ($0 as? RegistryError)?.description.contains("after the last sighting") == true }
+    }
+
+    /// What the pipeline's cost rests on: a gateway's batch of 5,000 sightings of 20 beacons.
+    @Test func aGatewaysBatchTakesAFewBytesASighting() throws {
+        let sightings = (0..<5_000).map { index -> Sighting in
+            let minor = UInt16(1 + index % 20)
+            return Sighting(time: 1_764_000_000 + Double(index) * 0.01, receiver: "bench", address: BluetoothAddress(rawValue: UInt64(minor)),
+                            rssi: Int8(-50 - index % 40), frame: .iBeacon(IBeaconFrame(identity: BeaconIdentity(uuid: Fixture.nerderyUUID, major: 1, minor: minor))))
+        }
+        let bytes = try OutboxSightings.encode(sightings)
+        let compact = try CompactSightingBatch.encode(SightingBatch(sequence: nil, sightings: sightings)).readableBytes
+        #expect(bytes.count * 4 < compact, "\(bytes.count) bytes against the compact form's \(compact)")
+        #expect(try OutboxSightings.decode(bytes) == sightings)
     }
 }

@@ -23,7 +23,7 @@ enum BatchOutbox {
         ]
     }
 
-    /// The sightings are base64 of the compact form, which does not compress: PostgreSQL is told
+    /// The sightings are base64 of a binary form, which does not compress: PostgreSQL is told
     /// not to try (its TOAST compression of each row cost more CPU than the batch's checks).
     static let uncompressedSightings = Migrations.Migration(version: 21, name: "batch outbox sightings stored uncompressed") { dialect in
         dialect == .postgres ? ["ALTER TABLE batch_outbox ALTER COLUMN sightings SET STORAGE EXTERNAL"] : []
@@ -132,25 +132,27 @@ enum BatchOutbox {
         text.split(separator: ",").map(String.init)
     }
 
-    // MARK: The sightings' form: the compact batch encoding, or JSON for what it cannot carry.
+    // MARK: The sightings' form: ``OutboxSightings`` (rows of older versions: the compact upload form), or JSON for what it cannot carry.
 
     static func encode(_ sightings: [Sighting]) throws -> String {
-        let batch = SightingBatch(sequence: nil, sightings: sightings)
-        if let compact = try? CompactSightingBatch.encode(batch) {
-            return "c:" + Data(buffer: compact).base64EncodedString()
+        if let bytes = try? OutboxSightings.encode(sightings) {
+            return "d:" + Data(bytes).base64EncodedString()
         }
-        return "j:" + String(decoding: try JSONEncoder().encode(batch), as: UTF8.self)
+        return "j:" + String(decoding: try JSONEncoder().encode(SightingBatch(sequence: nil, sightings: sightings)), as: UTF8.self)
     }
 
     static func decode(_ text: String) throws -> [Sighting] {
         let body = text.dropFirst(2)
+        if text.hasPrefix("d:"), let data = Data(base64Encoded: String(body)) {
+            return try OutboxSightings.decode(Array(data))
+        }
         if text.hasPrefix("c:"), let data = Data(base64Encoded: String(body)) {
             return try CompactSightingBatch.decode(ByteBuffer(data: data), limits: .init(maxSightings: .max)).sightings
         }
         if text.hasPrefix("j:") {
             return try JSONDecoder().decode(SightingBatch.self, from: Data(body.utf8)).sightings
         }
-        throw RegistryError(.invalid, field: "batch_outbox.sightings", "expected a 'c:' or 'j:' payload, found '\(text.prefix(8))'")
+        throw RegistryError(.invalid, field: "batch_outbox.sightings", "expected a 'd:', 'c:' or 'j:' payload, found '\(text.prefix(8))'")
     }
 }
 

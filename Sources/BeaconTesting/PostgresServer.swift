@@ -15,6 +15,8 @@ public final class PostgresServer: Sendable {
     public let directory: String
     let binaries: String
     let runAsPostgres: Bool
+    /// Whether a commit is acknowledged only once its WAL is written (`synchronous_commit`).
+    let durableCommits: Bool
 
     /// The PostgreSQL binary folder (newest version under /usr/lib/postgresql), if installed.
     public static var binaryDirectory: String? {
@@ -56,9 +58,12 @@ public final class PostgresServer: Sendable {
     }
 
     /// A server of the caller's own, for a test that stops and starts it: the shared one serves
-    /// suites running beside it. The caller removes it with `remove()`.
+    /// suites running beside it. The caller removes it with `remove()`. Its commits are durable
+    /// across `stopImmediately()`, as a real server's are: with `synchronous_commit=off` the last
+    /// commits before the crash (a gateway just registered) were lost whenever no later write
+    /// happened to flush the WAL, and the test saw 401 for a token it had been given.
     public static func dedicated() throws(Unavailable) -> PostgresServer {
-        try PostgresServer()
+        try PostgresServer(durableCommits: true)
     }
 
     public func remove() {
@@ -74,11 +79,12 @@ public final class PostgresServer: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private init() throws(Unavailable) {
+    private init(durableCommits: Bool = false) throws(Unavailable) {
         guard let binaries = Self.binaryDirectory else {
             throw Unavailable(description: "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/pg_ctl); run scripts/install-test-deps")
         }
         self.binaries = binaries
+        self.durableCommits = durableCommits
         runAsPostgres = geteuid() == 0
         let directory = NSTemporaryDirectory() + "proxima-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         self.directory = directory
@@ -97,7 +103,7 @@ public final class PostgresServer: Sendable {
             do {
                 _ = try Self.run("\(binaries)/pg_ctl", [
                     "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "30",
-                    "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+                    "-o", Self.serverOptions(port: port, directory: directory, durableCommits: durableCommits),
                     "start",
                 ], asPostgres: runAsPostgres)
                 self.port = port
@@ -146,9 +152,17 @@ public final class PostgresServer: Sendable {
     public func start() throws {
         try Self.run("\(binaries)/pg_ctl", [
             "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60",
-            "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+            "-o", Self.serverOptions(port: port, directory: directory, durableCommits: durableCommits),
             "start",
         ], asPostgres: runAsPostgres)
+    }
+
+    /// Speed over durability (no fsync, no full pages): a test's data outlives no machine crash.
+    /// Only a process crash is simulated, which the page cache survives, so fsync stays off even
+    /// for durable commits.
+    private static func serverOptions(port: Int, directory: String, durableCommits: Bool) -> String {
+        "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=\(durableCommits ? "on" : "off") "
+            + "-c full_page_writes=off -c max_connections=200"
     }
 
     /// A port the kernel just handed out on loopback (released before PostgreSQL binds it).

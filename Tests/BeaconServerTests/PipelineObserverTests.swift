@@ -87,6 +87,48 @@ struct PipelineObserverTests {
         }
     }
 
+    /// Counts its runs and never has anything to store.
+    final class IdleObserver: BatchObserver {
+        let name = "idle"
+        let phase = ObserverPhase.afterCommit
+        let runs = Mutex(0)
+        func wants(_ batch: ObservedBatch) -> Bool { true }
+        func prepare(_ batch: ObservedBatch, context: ObserverContext) async throws -> ObserverStore? {
+            runs.withLock { $0 += 1 }
+            return nil
+        }
+    }
+
+    @Test func aFinishedRowGoesWithTheNextBatchAndIsNeverRetried() async throws {
+        try await TestBackend.sqlite.withStore { store in
+            let office = try await Fixture.office(store)
+            let (gateway, _) = try await store.registerGateway(name: "door", siteID: office.site.id)
+            let idle = IdleObserver()
+            let ingestion = IngestService(store: store, instance: "t", settings: GatewaySettings(), window: .default,
+                                          positions: PositionTracking(), fleet: nil, security: nil, rotation: nil,
+                                          registry: RegistrySnapshots(store: store), publisher: nil, metrics: nil,
+                                          extraObservers: [idle], clock: { 100 })
+            func batch(_ sequence: Int) -> SightingBatch {
+                SightingBatch(sequence: sequence, sightings: [Sighting(time: 98 + Double(sequence) / 10, receiver: "door", address: BluetoothAddress(rawValue: 1),
+                                                                      rssi: -60, frame: .iBeacon(IBeaconFrame(identity: office.mordor.identity)))])
+            }
+            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(1))
+            #expect(try await Self.outboxRows(store) == 1, "a finished row is deleted by the next write, not one of its own")
+            // The retry does not run it again, and deletes it.
+            try await ingestion.retryPendingObservers(before: 101)
+            #expect(idle.runs.withLock { $0 } == 1)
+            #expect(try await Self.outboxRows(store) == 0)
+
+            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(2))
+            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(3))
+            // The third batch's transaction deleted the second's row; its own waits.
+            #expect(try await Self.outboxRows(store) == 1)
+            try await ingestion.deleteFinishedRows()
+            #expect(try await Self.outboxRows(store) == 0)
+            #expect(idle.runs.withLock { $0 } == 3)
+        }
+    }
+
     @Test func anOutboxRowIsOnlyWrittenWhenAnAfterCommitObserverWantsTheBatch() async throws {
         try await TestBackend.sqlite.withStore { store in
             let office = try await Fixture.office(store)

@@ -5,13 +5,15 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import SQLKit
+import Synchronization
 
 /// The durable record of a batch's after-commit work: one row written in the batch's own
 /// transaction, holding what after-commit observers need (the resolved sightings, replays, the
 /// server's time) and one mark per observer still to run. An observer clears its mark in the
 /// transaction in which it stores its events, so a failure or a crash after the batch
 /// committed loses nothing (the row stays and is retried) and doubles nothing (a cleared mark is
-/// never run again). The row is deleted with its last mark.
+/// never run again). The row is deleted with its last mark, or, when every observer is done with
+/// it at once, by the next write (``FinishedOutboxRows``).
 enum BatchOutbox {
     static let migration = Migrations.Migration(version: 20, name: "batch outbox") { dialect in
         [
@@ -90,16 +92,8 @@ enum BatchOutbox {
         }
     }
 
-    /// Clears the marks of observers that had nothing to store. When they were all the row's
-    /// marks (the usual case) the row goes in one statement, guarded by those marks; otherwise,
-    /// or when the marks changed meanwhile, the marks are read and cleared in a transaction.
-    static func clear(_ id: Int, observers: [String], wereAll: Bool, database: ProximaDatabase) async throws {
-        if wereAll {
-            let deleted = try await database.read { db in
-                try await db.raw("DELETE FROM batch_outbox WHERE id = \(bind: id) AND pending = \(bind: observers.joined(separator: ",")) RETURNING id").first()
-            }
-            if deleted != nil { return }
-        }
+    /// Clears the marks of observers that had nothing to store (when another failed, so the row stays).
+    static func clear(_ id: Int, observers: [String], database: ProximaDatabase) async throws {
         let lock = database.rowLockSuffix
         try await database.transaction { db in
             guard let pending = try await marks(of: id, lockSuffix: lock, db: db) else { return }
@@ -107,6 +101,13 @@ enum BatchOutbox {
             guard left.count < pending.count else { return }
             try await keep(id, marks: left, db: db)
         }
+    }
+
+    /// Deletes rows every observer is done with.
+    static func delete(_ ids: [Int], db: any SQLDatabase) async throws {
+        guard !ids.isEmpty else { return }
+        // Integers only, so they are written into the statement: one statement for any number.
+        try await db.raw("DELETE FROM batch_outbox WHERE id IN (\(unsafeRaw: ids.map(String.init).joined(separator: ",")))").run()
     }
 
     /// The oldest rows written before `time` (server clock), at most `limit`.
@@ -153,6 +154,25 @@ enum BatchOutbox {
             return try JSONDecoder().decode(SightingBatch.self, from: Data(body.utf8)).sightings
         }
         throw RegistryError(.invalid, field: "batch_outbox.sightings", "expected a 'd:', 'c:' or 'j:' payload, found '\(text.prefix(8))'")
+    }
+}
+
+/// Outbox rows whose every mark was cleared in memory, waiting to be deleted with other writes.
+/// A row still listed here is not retried; one lost to a crash before its deletion is retried
+/// after the restart, where the observers' memory is new, so nothing is applied twice.
+final class FinishedOutboxRows: Sendable {
+    private let ids = Mutex<[Int]>([])
+
+    func add(_ id: Int) { ids.withLock { $0.append(id) } }
+
+    func contains(_ id: Int) -> Bool { ids.withLock { $0.contains(id) } }
+
+    /// Takes every waiting id, for a write that deletes them; `restore` puts them back when it failed.
+    func take() -> [Int] { ids.withLock { taken in defer { taken.removeAll() }; return taken } }
+
+    func restore(_ taken: [Int]) {
+        guard !taken.isEmpty else { return }
+        ids.withLock { $0.append(contentsOf: taken) }
     }
 }
 

@@ -14,7 +14,7 @@ import SQLKit
 /// 4. **resolve**: the registry snapshot of this batch (``RegistrySnapshots``), rotated identities
 ///    to registered beacons (``RotationResolver``), the posting device and its consent.
 /// 5. **engine**: the gateway's ``GatewayMonitor`` steps (or an edge gateway's own step is taken).
-/// 6. **one transaction**: the checkpoint, region events, ranging state, every in-transaction
+/// 6. **one transaction**: the outbox rows earlier batches finished with are deleted, the checkpoint, region events, ranging state, every in-transaction
 ///    observer (positions and rooms, device applications) and the outbox row (``BatchOutbox``).
 /// 7. **after commit**: every after-commit observer (replay alerts, fleet, security) from the
 ///    outbox row, each in a transaction with its mark; a failure stays for ``retryPendingObservers(before:)``.
@@ -61,32 +61,41 @@ extension IngestService {
         let payload = afterCommit.isEmpty ? nil : try BatchOutbox.Payload(batch)
         // Taken out, so the step mutates it in place rather than copying it; put back after commit.
         let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
-        let (result, saved, outboxID) = try await store.database.transaction { db -> (IngestResult, CachedMonitor?, Int?) in
-            let version = try await self.lockHeader(gatewayID: gatewayID, now: now, db: db)
-            var monitor = if let cached, cached.version == version.number { cached.monitor } else {
-                try await self.load(gatewayID: gatewayID, header: version.header, db: db)
+        let finished = finishedRows.take()
+        let committed: (IngestResult, CachedMonitor?, Int?)
+        do {
+            committed = try await store.database.transaction { db -> (IngestResult, CachedMonitor?, Int?) in
+                let version = try await self.lockHeader(gatewayID: gatewayID, now: now, db: db)
+                try await BatchOutbox.delete(finished, db: db)
+                var monitor = if let cached, cached.version == version.number { cached.monitor } else {
+                    try await self.load(gatewayID: gatewayID, header: version.header, db: db)
+                }
+                let outcome = engine(&monitor)
+                if outcome.duplicate {
+                    return (IngestResult(accepted: 0, duplicate: true, events: []), CachedMonitor(version: version.number, monitor: monitor), nil)
+                }
+                var context = ObserverContext(registry: registry, device: device)
+                context.events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, forDevice: device != nil, now: now, db: db)
+                if batch.keepsPositions || device == nil {
+                    try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
+                }
+                for observer in self.observers where observer.phase == .inTransaction && observer.wants(batch) {
+                    context.events += try await observer.observe(batch, context: context, db: db)
+                }
+                var outboxID: Int?
+                if let payload { outboxID = try await BatchOutbox.insert(batch, payload: payload, observers: afterCommit.map(\.name), db: db) }
+                let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
+                try await self.storeHeader(monitor.header, version: version.number + 1, sequence: sequence, gatewayID: gatewayID, now: now, db: db)
+                let result = IngestResult(accepted: batch.sightings.count, duplicate: false, events: context.events,
+                                          forgottenBeacons: outcome.forgottenBeacons, untrackedSightings: outcome.untrackedSightings,
+                                          beaconRowsWritten: rows)
+                return (result, CachedMonitor(version: version.number + 1, monitor: monitor), outboxID)
             }
-            let outcome = engine(&monitor)
-            if outcome.duplicate {
-                return (IngestResult(accepted: 0, duplicate: true, events: []), CachedMonitor(version: version.number, monitor: monitor), nil)
-            }
-            var context = ObserverContext(registry: registry, device: device)
-            context.events = try await self.storeEvents(outcome.changes, gatewayID: gatewayID, forDevice: device != nil, now: now, db: db)
-            if batch.keepsPositions || device == nil {
-                try await self.storeReadings(outcome.readings, gatewayID: gatewayID, db: db)
-            }
-            for observer in self.observers where observer.phase == .inTransaction && observer.wants(batch) {
-                context.events += try await observer.observe(batch, context: context, db: db)
-            }
-            var outboxID: Int?
-            if let payload { outboxID = try await BatchOutbox.insert(batch, payload: payload, observers: afterCommit.map(\.name), db: db) }
-            let rows = try await self.storeBeacons(outcome.saved, gatewayID: gatewayID, db: db)
-            try await self.storeHeader(monitor.header, version: version.number + 1, sequence: sequence, gatewayID: gatewayID, now: now, db: db)
-            let result = IngestResult(accepted: batch.sightings.count, duplicate: false, events: context.events,
-                                      forgottenBeacons: outcome.forgottenBeacons, untrackedSightings: outcome.untrackedSightings,
-                                      beaconRowsWritten: rows)
-            return (result, CachedMonitor(version: version.number + 1, monitor: monitor), outboxID)
+        } catch {
+            finishedRows.restore(finished)
+            throw error
         }
+        let (result, saved, outboxID) = committed
         if let saved { cache.withLock { $0[gatewayID] = saved } }
         guard let outboxID else { return result }
         var fed = result
@@ -95,9 +104,10 @@ extension IngestService {
     }
 
     /// Runs each pending after-commit observer of an outbox row: its work in memory first, with no
-    /// transaction open, then what it decided to store in a transaction with its mark. The marks
-    /// of observers with nothing to store are cleared together, in one statement when they were
-    /// the row's last. A failing observer is logged and left pending; the others still run.
+    /// transaction open, then what it decided to store in a transaction with its mark. When none
+    /// failed, the row is deleted by the next batch's transaction (``FinishedOutboxRows``), not by
+    /// a write of its own. A failing observer is logged and left pending; the others still run,
+    /// and the marks of those with nothing to store are cleared together.
     func runAfterCommit(_ outboxID: Int, batch: ObservedBatch, pending: [String], registry: RegistrySnapshot) async -> [StoredEvent] {
         guard inFlight.withLock({ $0.insert(outboxID).inserted }) else { return [] }
         defer { _ = inFlight.withLock { $0.remove(outboxID) } }
@@ -105,6 +115,7 @@ extension IngestService {
         let lock = store.database.rowLockSuffix
         var events: [StoredEvent] = []
         var idle: [String] = []
+        var failed = false
         for observer in observers where observer.phase == .afterCommit && pending.contains(observer.name) {
             do {
                 guard let storing = try await observer.prepare(batch, context: context) else {
@@ -118,12 +129,18 @@ extension IngestService {
                     return stored
                 }
             } catch {
+                failed = true
                 observerFailed(observer.name, outboxID: outboxID, error: error)
             }
         }
+        if !failed {
+            // Every mark is done with: the row goes with the next write instead of in one of its own.
+            finishedRows.add(outboxID)
+            return events
+        }
         guard !idle.isEmpty else { return events }
         do {
-            try await BatchOutbox.clear(outboxID, observers: idle, wereAll: idle == pending, database: store.database)
+            try await BatchOutbox.clear(outboxID, observers: idle, database: store.database)
         } catch {
             observerFailed(idle.joined(separator: ","), outboxID: outboxID, error: error)
         }
@@ -141,7 +158,9 @@ extension IngestService {
     /// calls it; tests call it directly.
     @discardableResult
     public func retryPendingObservers(before time: Double, limit: Int = 100) async throws -> [StoredEvent] {
+        try await deleteFinishedRows()
         let rows = try await store.database.read { db in try await BatchOutbox.due(before: time, limit: limit, db: db) }
+            .filter { !finishedRows.contains($0.id) }
         guard !rows.isEmpty else { return [] }
         let registry = try await self.registry.current()
         var events: [StoredEvent] = []
@@ -150,6 +169,19 @@ extension IngestService {
         }
         await publisher?.publish(events, source: "retried")
         return events
+    }
+
+    /// Deletes the outbox rows every observer is done with that no batch has deleted yet (the
+    /// retry service calls it each tick, so an idle server leaves no finished row behind).
+    public func deleteFinishedRows() async throws {
+        let finished = finishedRows.take()
+        guard !finished.isEmpty else { return }
+        do {
+            try await store.database.transaction { db in try await BatchOutbox.delete(finished, db: db) }
+        } catch {
+            finishedRows.restore(finished)
+            throw error
+        }
     }
 
     // MARK: 8: publish

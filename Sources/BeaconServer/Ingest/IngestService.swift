@@ -56,6 +56,9 @@ public final class IngestService: Sendable {
     let cache = Mutex<[String: CachedMonitor]>([:])
     /// Outbox rows whose after-commit work runs now on this instance, so the retry leaves them be.
     let inFlight = Mutex(Set<Int>())
+    /// Outbox rows every observer is done with, deleted in the next batch's transaction (or by
+    /// the retry service's next tick, whichever comes first) rather than in a write of their own.
+    let finishedRows = FinishedOutboxRows()
     /// How many times a monitor was read back from the database in full (for tests).
     let fullLoadCount = Mutex(0)
 

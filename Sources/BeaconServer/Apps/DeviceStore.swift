@@ -108,7 +108,7 @@ extension Store {
     }
 
     /// Forgets a device and everything kept about it: its token, engine checkpoint, ranging
-    /// state and events.
+    /// state, events and outbox rows.
     public func deleteDevice(id: String) async throws {
         try await database.transaction { db in
             guard try await Self.device(id: id, db: db) != nil else {
@@ -117,6 +117,8 @@ extension Store {
             try await Self.eraseHelperTraces(of: id, db: db)
             try await db.raw("DELETE FROM region_events WHERE gateway_id = \(bind: id)").run()
             try await db.raw("DELETE FROM ranging_state WHERE gateway_id = \(bind: id)").run()
+            // Its batches' sightings, finished or still waiting for an after-commit observer.
+            try await db.raw("DELETE FROM batch_outbox WHERE gateway_id = \(bind: id)").run()
             // Cascades to the token, the checkpoint rows and the device row.
             try await db.raw("DELETE FROM gateways WHERE id = \(bind: id)").run()
         }

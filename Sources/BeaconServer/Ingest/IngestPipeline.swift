@@ -14,8 +14,9 @@ import SQLKit
 /// 4. **resolve**: the registry snapshot of this batch (``RegistrySnapshots``), rotated identities
 ///    to registered beacons (``RotationResolver``), the posting device and its consent.
 /// 5. **engine**: the gateway's ``GatewayMonitor`` steps (or an edge gateway's own step is taken).
-/// 6. **one transaction**: the outbox rows earlier batches finished with are deleted, the checkpoint, region events, ranging state, every in-transaction
-///    observer (positions and rooms, device applications) and the outbox row (``BatchOutbox``).
+/// 6. **one transaction**: the outbox rows earlier batches finished with are deleted; the
+///    checkpoint, region events, ranging state, every in-transaction observer (positions and
+///    rooms, device applications) and the outbox row (``BatchOutbox``) are written.
 /// 7. **after commit**: every after-commit observer (replay alerts, fleet, security) from the
 ///    outbox row, each in a transaction with its mark; a failure stays for ``retryPendingObservers(before:)``.
 /// 8. **publish**: counters, then ``EventPublisher`` (SSE and WebSocket wake-up, webhooks, MQTT, log).

@@ -119,13 +119,16 @@ struct PipelineObserverTests {
             #expect(idle.runs.withLock { $0 } == 1)
             #expect(try await Self.outboxRows(store) == 0)
 
-            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(2))
-            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(3))
-            // The third batch's transaction deleted the second's row; its own waits.
+            // Finished rows wait until there are enough for one statement to delete them.
+            let perDelete = FinishedOutboxRows.rowsPerDelete
+            for sequence in 2...(perDelete + 1) { _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(sequence)) }
+            #expect(try await Self.outboxRows(store) == perDelete)
+            // The next batch's transaction deletes them all; its own row waits.
+            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(perDelete + 2))
             #expect(try await Self.outboxRows(store) == 1)
             try await ingestion.deleteFinishedRows()
             #expect(try await Self.outboxRows(store) == 0)
-            #expect(idle.runs.withLock { $0 } == 3)
+            #expect(idle.runs.withLock { $0 } == perDelete + 2)
         }
     }
 

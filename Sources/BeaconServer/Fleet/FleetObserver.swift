@@ -10,13 +10,14 @@ struct FleetObserver: BatchObserver {
     /// A device that did not consent to positions is not followed by the fleet checks either.
     func wants(_ batch: ObservedBatch) -> Bool { batch.keepsPositions }
 
-    /// What the gateway heard goes into memory; only a due evaluation (once a second of gateway
-    /// time) has anything to store.
+    /// What the gateway heard goes into memory, and so do the checks when a second of gateway
+    /// time passed; only alert changes (rare) have anything to store, so most batches need no
+    /// transaction here.
     func prepare(_ batch: ObservedBatch, context: ObserverContext) async throws -> ObserverStore? {
-        guard fleet.observe(gatewayID: batch.gatewayID, sightings: batch.sightings, registry: context.registry, outboxID: context.outboxID) else {
-            return nil
-        }
-        let (fleet, registry) = (fleet, context.registry)
-        return { db in try await fleet.evaluate(registry: registry, db: db) }
+        let due = fleet.observe(gatewayID: batch.gatewayID, sightings: batch.sightings, registry: context.registry, outboxID: context.outboxID)
+        let waiting = due ? fleet.runChecks(registry: context.registry) : fleet.hasWaitingChanges
+        guard waiting else { return nil }
+        let fleet = fleet
+        return { db in try await fleet.storeWaiting(db: db) }
     }
 }

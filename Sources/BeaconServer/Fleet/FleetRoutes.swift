@@ -82,8 +82,11 @@ extension ProximaServer {
         let (fleet, security) = (self.fleet, self.security)
         guard fleet?.isEvaluationDue == true || security?.hasQuietAlerts == true else { return [] }
         let registry = try await self.registry.current()
+        // The checks run in memory; a transaction only when they changed an alert or one went quiet.
+        let fleetChanged = fleet?.runChecks(registry: registry) ?? false
+        guard fleetChanged || security?.hasQuietAlerts == true else { return [] }
         let events = try await store.database.transaction { db in
-            let fleetEvents = try await fleet?.evaluate(registry: registry, db: db) ?? []
+            let fleetEvents = try await fleet?.storeWaiting(db: db) ?? []
             // Security alerts that went quiet are cleared even when no batch arrives.
             return fleetEvents + (try await security?.clearQuiet(db: db) ?? [])
         }

@@ -22,7 +22,7 @@ public final class FleetTracking: Sendable {
     public let interval: Double
     let clock: @Sendable () -> Double
     private let state: Mutex<State>
-    /// Keeps evaluate-and-store in order: a clear is never stored before its raise.
+    /// Keeps stores in order: a clear is never stored before its raise.
     private let evaluation = AsyncMutex()
 
     private struct State: Sendable {
@@ -33,6 +33,13 @@ public final class FleetTracking: Sendable {
         var latestBatchTime: Double?
         var latestArrival = 0.0
         var lastEvaluation = -Double.infinity
+        /// Alert changes the checks made that no transaction stored yet.
+        var waiting: [WaitingTransitions] = []
+    }
+
+    private struct WaitingTransitions: Sendable {
+        var transitions: [FleetTransition]
+        var registry: FleetRegistry
     }
 
     public init(settings: FleetSettings = FleetSettings(), interval: Double = 1,
@@ -90,11 +97,17 @@ public final class FleetTracking: Sendable {
         state.latestBatchTime.map { $0 + max(0, arrival - state.latestArrival) }
     }
 
-    /// Whether a second of gateway time passed since the last evaluation.
+    /// Whether a second of gateway time passed since the last evaluation, or alert changes wait
+    /// for a store.
     var isEvaluationDue: Bool {
         let arrival = clock()
-        return state.withLock { state in Self.estimate(state, arrival: arrival).map { $0 >= state.lastEvaluation + interval } ?? false }
+        return state.withLock { state in
+            !state.waiting.isEmpty || Self.estimate(state, arrival: arrival).map { $0 >= state.lastEvaluation + interval } ?? false
+        }
     }
+
+    /// Whether alert changes of the checks wait for a store.
+    var hasWaitingChanges: Bool { state.withLock { !$0.waiting.isEmpty } }
 
     /// The gateways' clock now, nil before the first batch.
     public var now: Double? {
@@ -103,33 +116,65 @@ public final class FleetTracking: Sendable {
     }
 
     /// Runs the checks if a second of gateway time passed since the last run, and stores the
-    /// alert changes. Nothing runs before the first batch: there is no gateway time yet.
-    /// The alert changes are stored through `db`, in the caller's transaction.
+    /// alert changes (with any an earlier store left waiting) through `db`, in the caller's
+    /// transaction. Nothing runs before the first batch: there is no gateway time yet.
     func evaluate(registry snapshot: RegistrySnapshot, db: any SQLDatabase) async throws -> [StoredEvent] {
-        try await evaluation.withLock { try await evaluateLocked(registry: snapshot, db: db) }
+        runChecks(registry: snapshot)
+        return try await storeWaiting(db: db)
     }
 
-    private func evaluateLocked(registry snapshot: RegistrySnapshot, db: any SQLDatabase) async throws -> [StoredEvent] {
+    /// The checks in memory, if a second of gateway time passed: their alert changes wait, in
+    /// order, for ``storeWaiting(db:)``. Returns whether any change waits, so a batch whose
+    /// checks changed nothing (the usual case) needs no transaction.
+    @discardableResult
+    func runChecks(registry snapshot: RegistrySnapshot) -> Bool {
         apply(snapshot)
         let arrival = clock()
-        let outcome = state.withLock { state -> (transitions: [FleetTransition], registry: FleetRegistry)? in
-            guard let estimate = Self.estimate(state, arrival: arrival), estimate >= state.lastEvaluation + interval else { return nil }
-            state.lastEvaluation = estimate
-            return (state.monitor.evaluate(now: estimate), state.registry)
+        return state.withLock { state in
+            if let estimate = Self.estimate(state, arrival: arrival), estimate >= state.lastEvaluation + interval {
+                state.lastEvaluation = estimate
+                let transitions = state.monitor.evaluate(now: estimate)
+                if !transitions.isEmpty { state.waiting.append(WaitingTransitions(transitions: transitions, registry: state.registry)) }
+            }
+            return !state.waiting.isEmpty
         }
-        guard let outcome, !outcome.transitions.isEmpty else { return [] }
-        let beacons = Dictionary(outcome.registry.beacons.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
-        let place: @Sendable (FleetSubject) -> FleetSubjectPlace = { subject in
+    }
+
+    /// Stores the waiting alert changes in the order the checks made them. A store that fails
+    /// puts them back in front, so the next store (a retry, the next batch, the timer) writes
+    /// them: a change is never lost and a clear never lands before its raise.
+    func storeWaiting(db: any SQLDatabase) async throws -> [StoredEvent] {
+        try await evaluation.withLock {
+            let taken = state.withLock { state in
+                defer { state.waiting = [] }
+                return state.waiting
+            }
+            guard !taken.isEmpty else { return [] }
+            do {
+                var events: [StoredEvent] = []
+                for group in taken {
+                    events += try await Store.storeFleetTransitions(group.transitions, place: Self.places(in: group.registry), now: clock(), db: db)
+                }
+                return events
+            } catch {
+                state.withLock { $0.waiting.insert(contentsOf: taken, at: 0) }
+                throw error
+            }
+        }
+    }
+
+    private static func places(in registry: FleetRegistry) -> @Sendable (FleetSubject) -> FleetSubjectPlace {
+        let beacons = Dictionary(registry.beacons.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
+        return { subject in
             switch subject {
             case .beacon(let identity):
                 if let beacon = beacons[identity] { return FleetSubjectPlace(siteID: beacon.siteID, label: beacon.label, gatewayID: "") }
                 return FleetSubjectPlace(siteID: nil, label: identity.description, gatewayID: "")
             case .gateway(let name):
-                let id = outcome.registry.gatewayIDsByName[name]
-                return FleetSubjectPlace(siteID: id.flatMap { outcome.registry.gatewaysByID[$0]?.siteID }, label: name, gatewayID: id ?? "")
+                let id = registry.gatewayIDsByName[name]
+                return FleetSubjectPlace(siteID: id.flatMap { registry.gatewaysByID[$0]?.siteID }, label: name, gatewayID: id ?? "")
             }
         }
-        return try await Store.storeFleetTransitions(outcome.transitions, place: place, now: clock(), db: db)
     }
 
     /// The fleet table (of one site, or all) at the gateways' clock.

@@ -157,10 +157,13 @@ enum BatchOutbox {
     }
 }
 
-/// Outbox rows whose every mark was cleared in memory, waiting to be deleted with other writes.
-/// A row still listed here is not retried; one lost to a crash before its deletion is retried
-/// after the restart, where the observers' memory is new, so nothing is applied twice.
+/// Outbox rows whose every mark was cleared in memory, waiting to be deleted with other writes:
+/// a batch's transaction deletes them once ``rowsPerDelete`` wait (one statement for many rows
+/// instead of one a batch), the retry service's tick whatever waits. A row still listed here is
+/// not retried; one lost to a crash before its deletion is retried after the restart, where the
+/// observers' memory is new, so nothing is applied twice.
 final class FinishedOutboxRows: Sendable {
+    static let rowsPerDelete = 32
     private let ids = Mutex<[Int]>([])
 
     func add(_ id: Int) { ids.withLock { $0.append(id) } }
@@ -169,6 +172,15 @@ final class FinishedOutboxRows: Sendable {
 
     /// Takes every waiting id, for a write that deletes them; `restore` puts them back when it failed.
     func take() -> [Int] { ids.withLock { taken in defer { taken.removeAll() }; return taken } }
+
+    /// What a batch's transaction deletes: every waiting id once there are ``rowsPerDelete``, else none.
+    func takeForBatch() -> [Int] {
+        ids.withLock { taken in
+            guard taken.count >= Self.rowsPerDelete else { return [] }
+            defer { taken.removeAll() }
+            return taken
+        }
+    }
 
     func restore(_ taken: [Int]) {
         guard !taken.isEmpty else { return }

@@ -14,7 +14,7 @@ import SQLKit
 /// 4. **resolve**: the registry snapshot of this batch (``RegistrySnapshots``), rotated identities
 ///    to registered beacons (``RotationResolver``), the posting device and its consent.
 /// 5. **engine**: the gateway's ``GatewayMonitor`` steps (or an edge gateway's own step is taken).
-/// 6. **one transaction**: the outbox rows earlier batches finished with are deleted; the
+/// 6. **one transaction**: the outbox rows earlier batches finished with are deleted (32 at a time); the
 ///    checkpoint, region events, ranging state, every in-transaction observer (positions and
 ///    rooms, device applications) and the outbox row (``BatchOutbox``) are written.
 /// 7. **after commit**: every after-commit observer (replay alerts, fleet, security) from the
@@ -62,7 +62,7 @@ extension IngestService {
         let payload = afterCommit.isEmpty ? nil : try BatchOutbox.Payload(batch)
         // Taken out, so the step mutates it in place rather than copying it; put back after commit.
         let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
-        let finished = finishedRows.take()
+        let finished = finishedRows.takeForBatch()
         let committed: (IngestResult, CachedMonitor?, Int?)
         do {
             committed = try await store.database.transaction { db -> (IngestResult, CachedMonitor?, Int?) in

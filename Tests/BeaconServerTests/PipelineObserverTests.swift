@@ -145,21 +145,47 @@ struct PipelineObserverTests {
         }
     }
 
+    static let fifty: [Sighting] = (0..<50).map { (index: Int) -> Sighting in
+        let identity = BeaconIdentity(uuid: Fixture.nerderyUUID, major: 1, minor: UInt16(index))
+        let rssi: Int8? = index % 7 == 0 ? nil : Int8(-40 - index)
+        let time: Double = 1_000 + Double(index) * 0.25
+        return Sighting(time: time, receiver: index % 2 == 0 ? "door" : "hall", address: BluetoothAddress(rawValue: UInt64(index)),
+                        rssi: rssi, frame: .iBeacon(IBeaconFrame(identity: identity)))
+    }
+
     @Test func theOutboxKeepsTheSightingsExactly() throws {
-        let sightings: [Sighting] = (0..<50).map { (index: Int) -> Sighting in
-            let identity = BeaconIdentity(uuid: Fixture.nerderyUUID, major: 1, minor: UInt16(index))
-            let rssi: Int8? = index % 7 == 0 ? nil : Int8(-40 - index)
-            let time: Double = 1_000 + Double(index) * 0.25
-            return Sighting(time: time, receiver: index % 2 == 0 ? "door" : "hall", address: BluetoothAddress(rawValue: UInt64(index)),
-                            rssi: rssi, frame: .iBeacon(IBeaconFrame(identity: identity)))
-        }
-        let text = try BatchOutbox.encode(sightings)
-        #expect(text.hasPrefix("d:"))
-        #expect(try BatchOutbox.decode(text) == sightings)
-        #expect(throws: RegistryError.self) { try BatchOutbox.decode("x:nothing") }
-        // A row written by a version that kept the compact upload form still reads.
+        let sightings = Self.fifty
+        let payload = try BatchOutbox.Payload(ObservedBatch(gatewayID: "g", sightings: sightings, serverTime: 1_000, keepsPositions: true))
+        #expect(payload.sightings == BatchOutbox.binaryKind)
+        #expect(try BatchOutbox.decode(payload.sightings, data: payload.data) == sightings)
+        #expect(throws: RegistryError.self) { try BatchOutbox.decode(BatchOutbox.binaryKind, data: nil) }
+        #expect(throws: RegistryError.self) { try BatchOutbox.decode("x:nothing", data: nil) }
+        // Rows written by earlier versions still read: base64 of the same form, the compact
+        // upload form, JSON.
+        let bytes = try #require(payload.data)
+        #expect(try BatchOutbox.decode("d:" + bytes.base64EncodedString(), data: nil) == sightings)
         let compact = "c:" + Data(buffer: try CompactSightingBatch.encode(SightingBatch(sequence: nil, sightings: sightings))).base64EncodedString()
-        #expect(try BatchOutbox.decode(compact) == sightings)
+        #expect(try BatchOutbox.decode(compact, data: nil) == sightings)
+        #expect(try BatchOutbox.decode(try BatchOutbox.json(sightings), data: nil) == sightings)
+    }
+
+    /// The row's bytes go through each database's column of bytes and come back the same.
+    @Test(arguments: TestBackend.available)
+    func anOutboxRowReadsBackFromTheDatabase(backend: TestBackend) async throws {
+        try await backend.withStore { store in
+            let office = try await Fixture.office(store)
+            let (gateway, _) = try await store.registerGateway(name: "door", siteID: office.site.id)
+            let batch = ObservedBatch(gatewayID: gateway.id, sightings: Self.fifty + Self.mixed, serverTime: 1_000, keepsPositions: true)
+            let id = try await store.database.transaction { db in
+                try await BatchOutbox.insert(batch, payload: try BatchOutbox.Payload(batch), observers: ["fleet", "security"], db: db)
+            }
+            let rows = try await store.database.read { db in try await BatchOutbox.due(before: 1_001, limit: 10, db: db) }
+            let row = try #require(rows.first)
+            #expect(rows.count == 1 && row.id == id)
+            #expect(row.pending == ["fleet", "security"])
+            #expect(row.batch.sightings == batch.sightings)
+            #expect(row.batch.sightings.map(\.time.bitPattern) == batch.sightings.map(\.time.bitPattern))
+        }
     }
 
     /// Every frame kind, times out of order and far apart, and emitters heard again.

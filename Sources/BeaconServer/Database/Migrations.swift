@@ -120,5 +120,6 @@ enum Migrations {
         RegistryGeneration.migration,
         BatchOutbox.migration,
         BatchOutbox.uncompressedSightings,
+        BatchOutbox.binarySightings,
     ]
 }

@@ -31,6 +31,14 @@ enum BatchOutbox {
         dialect == .postgres ? ["ALTER TABLE batch_outbox ALTER COLUMN sightings SET STORAGE EXTERNAL"] : []
     }
 
+    /// The sightings' binary form in a column of bytes (`sightings` then holds only its kind), so
+    /// no base64 is encoded, decoded or stored: a quarter fewer bytes written for every batch.
+    static let binarySightings = Migrations.Migration(version: 22, name: "batch outbox sightings as bytes") { dialect in
+        dialect == .postgres
+            ? ["ALTER TABLE batch_outbox ADD COLUMN sightings_data BYTEA", "ALTER TABLE batch_outbox ALTER COLUMN sightings_data SET STORAGE EXTERNAL"]
+            : ["ALTER TABLE batch_outbox ADD COLUMN sightings_data BLOB"]
+    }
+
     /// A row read back for a retry.
     struct Row: Sendable {
         var id: Int
@@ -41,22 +49,29 @@ enum BatchOutbox {
     /// What a row holds of its batch, encoded before the batch's transaction opens so encoding
     /// never holds the connection other batches wait for.
     struct Payload: Sendable {
+        /// `b:` when the sightings are in `data` (``OutboxSightings``); else their JSON (`j:`).
         var sightings: String
+        var data: Data?
         var replays: String
 
         init(_ batch: ObservedBatch) throws {
-            sightings = try BatchOutbox.encode(batch.sightings)
+            if let bytes = try? OutboxSightings.encode(batch.sightings) {
+                sightings = BatchOutbox.binaryKind
+                data = Data(bytes)
+            } else {
+                sightings = try BatchOutbox.json(batch.sightings)
+            }
             replays = String(decoding: try JSONEncoder().encode(batch.replays), as: UTF8.self)
         }
     }
 
     /// Writes the batch's row with a mark per observer; returns its id.
     static func insert(_ batch: ObservedBatch, payload: Payload, observers: [String], db: any SQLDatabase) async throws -> Int {
-        let (sightings, replays) = (payload.sightings, payload.replays)
+        let (sightings, data, replays) = (payload.sightings, payload.data, payload.replays)
         guard let row = try await db.raw("""
-            INSERT INTO batch_outbox (gateway_id, server_time, keeps_positions, sightings, replays, pending, created_at)
+            INSERT INTO batch_outbox (gateway_id, server_time, keeps_positions, sightings, sightings_data, replays, pending, created_at)
             VALUES (\(bind: batch.gatewayID), \(bind: batch.serverTime), \(bind: batch.keepsPositions ? 1 : 0), \(bind: sightings),
-                    \(bind: replays), \(bind: observers.joined(separator: ",")), \(bind: batch.serverTime))
+                    \(bind: data), \(bind: replays), \(bind: observers.joined(separator: ",")), \(bind: batch.serverTime))
             RETURNING id
             """).first() else {
             throw RegistryError(.invalid, field: "batch_outbox", "the database returned no id for the batch's outbox row")
@@ -113,11 +128,12 @@ enum BatchOutbox {
     /// The oldest rows written before `time` (server clock), at most `limit`.
     static func due(before time: Double, limit: Int, db: any SQLDatabase) async throws -> [Row] {
         let rows = try await db.raw("""
-            SELECT id, gateway_id, server_time, keeps_positions, sightings, replays, pending FROM batch_outbox
+            SELECT id, gateway_id, server_time, keeps_positions, sightings, sightings_data, replays, pending FROM batch_outbox
             WHERE created_at < \(bind: time) ORDER BY id LIMIT \(bind: limit)
             """).all()
         return try rows.map { row in
-            let batch = ObservedBatch(gatewayID: try row.string("gateway_id"), sightings: try decode(try row.string("sightings")),
+            let sightings = try decode(try row.string("sightings"), data: try row.decode(column: "sightings_data", as: Data?.self))
+            let batch = ObservedBatch(gatewayID: try row.string("gateway_id"), sightings: sightings,
                                       serverTime: try row.double("server_time"), keepsPositions: try row.int("keeps_positions") != 0,
                                       replays: try JSONDecoder().decode([RotationReplay].self, from: Data(try row.string("replays").utf8)))
             return Row(id: try row.int("id"), batch: batch, pending: marks(try row.string("pending")))
@@ -133,16 +149,20 @@ enum BatchOutbox {
         text.split(separator: ",").map(String.init)
     }
 
-    // MARK: The sightings' form: ``OutboxSightings`` (rows of older versions: the compact upload form), or JSON for what it cannot carry.
+    // MARK: The sightings' form: ``OutboxSightings`` in `sightings_data`; rows of older versions
+    // hold it in base64 (`d:`) or the compact upload form (`c:`); JSON for what it cannot carry.
 
-    static func encode(_ sightings: [Sighting]) throws -> String {
-        if let bytes = try? OutboxSightings.encode(sightings) {
-            return "d:" + Data(bytes).base64EncodedString()
-        }
-        return "j:" + String(decoding: try JSONEncoder().encode(SightingBatch(sequence: nil, sightings: sightings)), as: UTF8.self)
+    static let binaryKind = "b:"
+
+    static func json(_ sightings: [Sighting]) throws -> String {
+        "j:" + String(decoding: try JSONEncoder().encode(SightingBatch(sequence: nil, sightings: sightings)), as: UTF8.self)
     }
 
-    static func decode(_ text: String) throws -> [Sighting] {
+    static func decode(_ text: String, data: Data?) throws -> [Sighting] {
+        if text == binaryKind {
+            guard let data else { throw RegistryError(.invalid, field: "batch_outbox.sightings_data", "a 'b:' row without its bytes") }
+            return try OutboxSightings.decode(Array(data))
+        }
         let body = text.dropFirst(2)
         if text.hasPrefix("d:"), let data = Data(base64Encoded: String(body)) {
             return try OutboxSightings.decode(Array(data))
@@ -153,7 +173,7 @@ enum BatchOutbox {
         if text.hasPrefix("j:") {
             return try JSONDecoder().decode(SightingBatch.self, from: Data(body.utf8)).sightings
         }
-        throw RegistryError(.invalid, field: "batch_outbox.sightings", "expected a 'd:', 'c:' or 'j:' payload, found '\(text.prefix(8))'")
+        throw RegistryError(.invalid, field: "batch_outbox.sightings", "expected a 'b:', 'd:', 'c:' or 'j:' payload, found '\(text.prefix(8))'")
     }
 }
 

@@ -132,6 +132,42 @@ struct PipelineObserverTests {
         }
     }
 
+    /// The batch's transaction reads the registry generation with the gateway's header: a
+    /// registry write (here straight into the table, as another instance's would be) makes the
+    /// next batch roll back before it is stepped and run once more on a new snapshot. It is
+    /// accepted once, its observers run once, and they see the new beacon.
+    @Test func aBatchAfterARegistryWriteRunsOnceOnTheNewSnapshot() async throws {
+        try await TestBackend.sqlite.withStore { store in
+            let office = try await Fixture.office(store)
+            let (gateway, _) = try await store.registerGateway(name: "door", siteID: office.site.id)
+            let idle = IdleObserver()
+            let snapshots = RegistrySnapshots(store: store)
+            let ingestion = IngestService(store: store, instance: "t", settings: GatewaySettings(), window: .default,
+                                          positions: PositionTracking(), fleet: FleetTracking(clock: { 100 }), security: nil, rotation: nil,
+                                          registry: snapshots, publisher: nil, metrics: nil, extraObservers: [idle], clock: { 100 })
+            func batch(_ sequence: Int, _ identity: BeaconIdentity) -> SightingBatch {
+                SightingBatch(sequence: sequence, sightings: [Sighting(time: 98 + Double(sequence) / 10, receiver: "door",
+                                                                      address: BluetoothAddress(rawValue: UInt64(identity.minor)), rssi: -60,
+                                                                      frame: .iBeacon(IBeaconFrame(identity: identity)))])
+            }
+            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(1, office.mordor.identity))
+            #expect(snapshots.loads == 1)
+            try await store.database.transaction { db in
+                try await RegistrySnapshotTests.insertBeacon(siteID: office.site.id, minor: RegistrySnapshotTests.lateMinor, db: db)
+            }
+            let late = RegistrySnapshotTests.identity(major: office.site.major, minor: RegistrySnapshotTests.lateMinor)
+            let second = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(2, late))
+            #expect(!second.duplicate && second.accepted == 1)
+            #expect(second.events.map(\.kindName) == ["enter"])
+            #expect(snapshots.loads == 2, "the batch did not load the registry its transaction found newer")
+            #expect(idle.runs.withLock { $0 } == 2, "an observer ran for the attempt that rolled back")
+            #expect(ingestion.fleet?.report().contains { $0.identity == late } == true, "the fleet checks ran on the old snapshot")
+            // Nothing moved since: the next batch reads no registry.
+            _ = try await ingestion.ingest(gatewayID: gateway.id, batch: batch(3, late))
+            #expect(snapshots.loads == 2)
+        }
+    }
+
     @Test func anOutboxRowIsOnlyWrittenWhenAnAfterCommitObserverWantsTheBatch() async throws {
         try await TestBackend.sqlite.withStore { store in
             let office = try await Fixture.office(store)

@@ -11,8 +11,9 @@ import SQLKit
 /// 2. **decode**: JSON and compact sightings (`decodeBatch`), edge batches (`decodeEdgeBatch`),
 ///    April Brother uploads (Ingest/AprilBrotherUpload.swift), device batches (the same JSON).
 /// 3. **validate**: sighting times within the server's window, bounds: ``SightingBatch/validate(now:window:)``.
-/// 4. **resolve**: the registry snapshot of this batch (``RegistrySnapshots``), rotated identities
-///    to registered beacons (``RotationResolver``), the posting device and its consent.
+/// 4. **resolve**: the registry snapshot of this batch (``RegistrySnapshots``; its generation is
+///    checked in the batch's transaction), rotated identities to registered beacons
+///    (``RotationResolver``), the posting device and its consent.
 /// 5. **engine**: the gateway's ``GatewayMonitor`` steps (or an edge gateway's own step is taken).
 /// 6. **one transaction**: the outbox rows earlier batches finished with are deleted (32 at a time); the
 ///    checkpoint, region events, ranging state, every in-transaction observer (positions and
@@ -25,14 +26,15 @@ extension IngestService {
     public func ingest(gatewayID: String, batch heard: SightingBatch) async throws -> IngestResult {
         let now = clock()
         try heard.validate(now: now, window: window)
-        let registry = try await self.registry.current()
-        let (batch, replays) = try rotation?.translate(heard, now: now, registry: registry) ?? (heard, [])
-        let device = try await devices.device(gatewayID: gatewayID, store: store)
-        try devices.admit(device)
-        let observed = ObservedBatch(gatewayID: gatewayID, sightings: batch.sightings, serverTime: now,
-                                     keepsPositions: device?.consent.positions ?? true, replays: replays)
-        let result = try await commit(observed, device: device, registry: registry, sequence: batch.sequence) { monitor in
-            monitor.step(batch, now: now)
+        let result = try await withRegistry { registry, checksRegistry in
+            let (batch, replays) = try rotation?.translate(heard, now: now, registry: registry) ?? (heard, [])
+            let device = try await devices.device(gatewayID: gatewayID, store: store)
+            try devices.admit(device)
+            let observed = ObservedBatch(gatewayID: gatewayID, sightings: batch.sightings, serverTime: now,
+                                         keepsPositions: device?.consent.positions ?? true, replays: replays)
+            return try await commit(observed, device: device, registry: registry, checksRegistry: checksRegistry, sequence: batch.sequence) { monitor in
+                monitor.step(batch, now: now)
+            }
         }
         return await publish(result)
     }
@@ -44,18 +46,45 @@ extension IngestService {
         guard try await devices.device(gatewayID: gatewayID, store: store) == nil else {
             throw RegistryError(.conflict, field: "Authorization", "a device's gateway posts its sightings, not edge batches: its applications need them")
         }
-        let registry = try await self.registry.current()
         let observed = ObservedBatch(gatewayID: gatewayID, sightings: [], serverTime: now, keepsPositions: false)
-        var result = try await commit(observed, device: nil, registry: registry, sequence: sequence) { monitor in
-            monitor.admit(sequence: sequence) ? outcome : GatewayMonitor.StepOutcome(duplicate: true)
+        var result = try await withRegistry { registry, checksRegistry in
+            try await commit(observed, device: nil, registry: registry, checksRegistry: checksRegistry, sequence: sequence) { monitor in
+                monitor.admit(sequence: sequence) ? outcome : GatewayMonitor.StepOutcome(duplicate: true)
+            }
         }
         if !result.duplicate { result.accepted = sightings }
         return await publish(result)
     }
 
+    // MARK: 4: the registry snapshot of the batch
+
+    /// The stored registry generation is ahead of the batch's snapshot: found in its transaction.
+    private struct RegistryMoved: Error {
+        var generation: Int
+    }
+
+    /// Runs a batch from stage 4 with the held registry snapshot. Its transaction reads the
+    /// stored generation with the gateway's header (no statement of its own); when a registry
+    /// change (here or on another instance) moved it past the snapshot, the transaction rolls
+    /// back before anything is stepped, and the batch runs again on the newer snapshot. A
+    /// registry changing under every attempt does not starve the batch: the third runs on what
+    /// it has.
+    private func withRegistry(_ attempt: (RegistrySnapshot, _ checksRegistry: Bool) async throws -> IngestResult) async throws -> IngestResult {
+        var registry = try await self.registry.latest()
+        var attempts = 1
+        while true {
+            do {
+                return try await attempt(registry, attempts < 3)
+            } catch let moved as RegistryMoved {
+                registry = try await self.registry.current(atLeast: moved.generation)
+                attempts += 1
+            }
+        }
+    }
+
     // MARK: 5–7: engine, one transaction, after commit
 
-    private func commit(_ batch: ObservedBatch, device: Device?, registry: RegistrySnapshot, sequence: Int?,
+    private func commit(_ batch: ObservedBatch, device: Device?, registry: RegistrySnapshot, checksRegistry: Bool, sequence: Int?,
                         engine: @escaping @Sendable (inout GatewayMonitor) -> GatewayMonitor.StepOutcome) async throws -> IngestResult {
         let gatewayID = batch.gatewayID, now = batch.serverTime
         let afterCommit = observers.filter { $0.phase == .afterCommit && $0.wants(batch) }
@@ -67,6 +96,9 @@ extension IngestService {
         do {
             committed = try await store.database.transaction { db -> (IngestResult, CachedMonitor?, Int?) in
                 let version = try await self.lockHeader(gatewayID: gatewayID, now: now, db: db)
+                if checksRegistry, version.registryGeneration > registry.generation {
+                    throw RegistryMoved(generation: version.registryGeneration)
+                }
                 try await BatchOutbox.delete(finished, db: db)
                 var monitor = if let cached, cached.version == version.number { cached.monitor } else {
                     try await self.load(gatewayID: gatewayID, header: version.header, db: db)
@@ -94,6 +126,8 @@ extension IngestService {
             }
         } catch {
             finishedRows.restore(finished)
+            // Nothing stepped it: the next attempt (or batch) starts from it, not a full load.
+            if error is RegistryMoved, let cached { cache.withLock { $0[gatewayID] = cached } }
             throw error
         }
         let (result, saved, outboxID) = committed

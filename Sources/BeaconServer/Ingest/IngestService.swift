@@ -106,14 +106,18 @@ public final class IngestService: Sendable {
     struct Version {
         var number: Int
         var header: String
+        /// The stored registry generation, read with the header: no statement of its own.
+        var registryGeneration: Int
     }
 
     /// Reads (and on PostgreSQL locks) the gateway's header row, creating it on first use.
     func lockHeader(gatewayID: String, now: Double, db: any SQLDatabase) async throws -> Version {
-        let select = SQLQueryString("SELECT version, state FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)")
-            + SQLQueryString(store.database.rowLockSuffix)
+        let select = SQLQueryString("""
+            SELECT version, state, (SELECT value FROM registry_generation WHERE id = 1) AS registry_generation
+            FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)
+            """) + SQLQueryString(store.database.rowLockSuffix)
         if let row = try await db.raw(select).first() {
-            return Version(number: try row.int("version"), header: try row.string("state"))
+            return try Self.version(row)
         }
         let initial = try Self.json(GatewayMonitor(settings: settings).header)
         try await db.raw("""
@@ -124,7 +128,14 @@ public final class IngestService: Sendable {
         guard let row = try await db.raw(select).first() else {
             throw RegistryError(.notFound, field: "gateway", "no checkpoint for gateway \(gatewayID)")
         }
-        return Version(number: try row.int("version"), header: try row.string("state"))
+        return try Self.version(row)
+    }
+
+    private static func version(_ row: any SQLRow) throws -> Version {
+        guard let generation = try row.decode(column: "registry_generation", as: Int?.self) else {
+            throw RegistryError(.notFound, field: "registry_generation", "the registry generation row is missing")
+        }
+        return Version(number: try row.int("version"), header: try row.string("state"), registryGeneration: generation)
     }
 
     func storeHeader(_ header: GatewayCheckpointHeader, version: Int, sequence: Int?, gatewayID: String, now: Double, db: any SQLDatabase) async throws {

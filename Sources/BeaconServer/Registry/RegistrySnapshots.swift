@@ -41,9 +41,21 @@ final class RegistrySnapshots: Sendable {
 
     /// The newest snapshot, read again only when the stored generation moved past the held one.
     func current() async throws -> RegistrySnapshot {
-        let stored = try await store.registryGeneration()
-        if let snapshot = fresh(for: stored) { return snapshot }
-        return try await loading.withLock { try await loadUnlessFresh(for: stored) }
+        try await current(atLeast: try await store.registryGeneration())
+    }
+
+    /// The held snapshot, with no statement of its own (loaded if none is held yet). A batch
+    /// checks its generation against the stored one inside its own transaction and asks for
+    /// ``current(atLeast:)`` when the registry moved on.
+    func latest() async throws -> RegistrySnapshot {
+        if let snapshot = held.withLock({ $0 }) { return snapshot }
+        return try await current()
+    }
+
+    /// A snapshot of `generation` or newer: the held one, or one loaded now.
+    func current(atLeast generation: Int) async throws -> RegistrySnapshot {
+        if let snapshot = fresh(for: generation) { return snapshot }
+        return try await loading.withLock { try await loadUnlessFresh(for: generation) }
     }
 
     private func fresh(for stored: Int) -> RegistrySnapshot? {

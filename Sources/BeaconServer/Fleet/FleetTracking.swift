@@ -115,14 +115,6 @@ public final class FleetTracking: Sendable {
         return state.withLock { Self.estimate($0, arrival: arrival) }
     }
 
-    /// Runs the checks if a second of gateway time passed since the last run, and stores the
-    /// alert changes (with any an earlier store left waiting) through `db`, in the caller's
-    /// transaction. Nothing runs before the first batch: there is no gateway time yet.
-    func evaluate(registry snapshot: RegistrySnapshot, db: any SQLDatabase) async throws -> [StoredEvent] {
-        runChecks(registry: snapshot)
-        return try await storeWaiting(db: db)
-    }
-
     /// The checks in memory, if a second of gateway time passed: their alert changes wait, in
     /// order, for ``storeWaiting(db:)``. Returns whether any change waits, so a batch whose
     /// checks changed nothing (the usual case) needs no transaction.

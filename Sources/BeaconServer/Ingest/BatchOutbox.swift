@@ -190,13 +190,11 @@ final class FinishedOutboxRows: Sendable {
 
     func contains(_ id: Int) -> Bool { ids.withLock { $0.contains(id) } }
 
-    /// Takes every waiting id, for a write that deletes them; `restore` puts them back when it failed.
-    func take() -> [Int] { ids.withLock { taken in defer { taken.removeAll() }; return taken } }
-
-    /// What a batch's transaction deletes: every waiting id once there are ``rowsPerDelete``, else none.
-    func takeForBatch() -> [Int] {
+    /// Takes every waiting id once at least `minimum` wait (else none), for a write that deletes
+    /// them; `restore` puts them back when it failed. A batch's transaction asks for ``rowsPerDelete``.
+    func take(atLeast minimum: Int = 1) -> [Int] {
         ids.withLock { taken in
-            guard taken.count >= Self.rowsPerDelete else { return [] }
+            guard taken.count >= minimum else { return [] }
             defer { taken.removeAll() }
             return taken
         }

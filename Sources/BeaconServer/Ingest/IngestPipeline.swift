@@ -91,7 +91,7 @@ extension IngestService {
         let payload = afterCommit.isEmpty ? nil : try BatchOutbox.Payload(batch)
         // Taken out, so the step mutates it in place rather than copying it; put back after commit.
         let cached = cache.withLock { $0.removeValue(forKey: gatewayID) }
-        let finished = finishedRows.takeForBatch()
+        let finished = finishedRows.take(atLeast: FinishedOutboxRows.rowsPerDelete)
         let committed: (IngestResult, CachedMonitor?, Int?)
         do {
             committed = try await store.database.transaction { db -> (IngestResult, CachedMonitor?, Int?) in

@@ -112,10 +112,8 @@ public final class IngestService: Sendable {
 
     /// Reads (and on PostgreSQL locks) the gateway's header row, creating it on first use.
     func lockHeader(gatewayID: String, now: Double, db: any SQLDatabase) async throws -> Version {
-        let select = SQLQueryString("""
-            SELECT version, state, (SELECT value FROM registry_generation WHERE id = 1) AS registry_generation
-            FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)
-            """) + SQLQueryString(store.database.rowLockSuffix)
+        let select = SQLQueryString("SELECT version, state, (\(unsafeRaw: RegistryGeneration.valueQuery)) AS registry_generation ")
+            + SQLQueryString("FROM gateway_checkpoints WHERE gateway_id = \(bind: gatewayID)") + SQLQueryString(store.database.rowLockSuffix)
         if let row = try await db.raw(select).first() {
             return try Self.version(row)
         }
@@ -132,9 +130,7 @@ public final class IngestService: Sendable {
     }
 
     private static func version(_ row: any SQLRow) throws -> Version {
-        guard let generation = try row.decode(column: "registry_generation", as: Int?.self) else {
-            throw RegistryError(.notFound, field: "registry_generation", "the registry generation row is missing")
-        }
+        guard let generation = try row.decode(column: "registry_generation", as: Int?.self) else { throw RegistryGeneration.missingRow }
         return Version(number: try row.int("version"), header: try row.string("state"), registryGeneration: generation)
     }
 

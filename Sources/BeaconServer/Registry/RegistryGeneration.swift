@@ -49,10 +49,13 @@ enum RegistryGeneration {
         return statements
     }
 
+    /// The stored generation, as a query of its own or a subquery of another statement.
+    static let valueQuery = "SELECT value FROM registry_generation WHERE id = 1"
+
+    static let missingRow = RegistryError(.notFound, field: "registry_generation", "the registry generation row is missing")
+
     static func current(db: any SQLDatabase) async throws -> Int {
-        guard let row = try await db.raw("SELECT value FROM registry_generation WHERE id = 1").first() else {
-            throw RegistryError(.notFound, field: "registry_generation", "the registry generation row is missing")
-        }
+        guard let row = try await db.raw(SQLQueryString(valueQuery)).first() else { throw missingRow }
         return try row.int("value")
     }
 }

@@ -162,6 +162,12 @@ public final class ProximaDatabase: Service, Sendable {
 
     /// Closes the connection, or stops the pool `open` started. sqlite-nio asserts when a
     /// connection is dropped open, so every `open` is paired with this; a second call does nothing.
+    /// Whether the SQLite handle is closed (nil on PostgreSQL): for tests of `close()`.
+    var sqliteHandleIsClosed: Bool? {
+        if case .sqlite(let connection, _) = backend { return connection.isClosed }
+        return nil
+    }
+
     public func close() async {
         switch backend {
         case .sqlite(let connection, let mutex):
@@ -170,7 +176,9 @@ public final class ProximaDatabase: Service, Sendable {
                     defer { closed = true }
                     return closed
                 }
-                if !alreadyClosed { try? await connection.close() }
+                // The future form: the async one gives up in a cancelled task (a shutdown's),
+                // leaving the handle open, and a debug build then traps in the connection's deinit.
+                if !alreadyClosed { try? await connection.close().get() }
             }
         case .postgres:
             guard let runner = standaloneRunner.withLock({ $0.take() }) else { return }

@@ -164,11 +164,10 @@ public final class IngestService: Sendable {
                 .where("identity", .in, keys)
                 .run()
         }
-        let encoder = JSONEncoder()
         for start in stride(from: 0, to: saved.changed.count, by: chunk) {
             var insert = db.insert(into: "gateway_beacons").columns("gateway_id", "identity", "state")
             for beacon in saved.changed[start..<min(start + chunk, saved.changed.count)] {
-                insert = insert.values(gatewayID, Self.rowKey(beacon.identity), String(decoding: try encoder.encode(beacon), as: UTF8.self))
+                insert = insert.values(gatewayID, Self.rowKey(beacon.identity), try beacon.jsonText())
             }
             try await insert.onConflict(with: ["gateway_id", "identity"]) { $0.set(excludedValueOf: "state") }.run()
         }

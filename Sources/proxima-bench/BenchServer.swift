@@ -20,7 +20,9 @@ struct BenchServer {
         let directory = NSTemporaryDirectory() + "proxima-bench-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try await body("sqlite", .sqliteFile(path: directory + "/bench.sqlite"))
+        let wanted = { (name: String) in ServerBenchmark.onlyRows?.contains { $0.hasPrefix(name + " ") } ?? true }
+        if wanted("sqlite") { try await body("sqlite", .sqliteFile(path: directory + "/bench.sqlite")) }
+        if !wanted("postgres") { return }
         if PostgresServer.binaryDirectory != nil {
             let url = try PostgresServer.shared().createDatabase(prefix: "bench")
             try await body("postgres", try DatabaseLocation(parsing: url))

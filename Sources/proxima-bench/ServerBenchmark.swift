@@ -34,6 +34,12 @@ enum ServerBenchmark {
         try await BenchServer.eachDatabase(measure)
     }
 
+    /// `PROXIMA_BENCH_SERVER_ROWS`, e.g. `sqlite binary 5000,postgres json 500`: only these rows,
+    /// so one row can be alternated between two builds many times in the time the whole table takes.
+    static let onlyRows: Set<String>? = ProcessInfo.processInfo.environment["PROXIMA_BENCH_SERVER_ROWS"].map {
+        Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    }
+
     /// `PROXIMA_BENCH_SECURITY=compare` puts each gateway in a site of its own with its 20
     /// beacons registered at its place (so the spoof checks have work: docs/security.md, "In the
     /// server"), and measures each row without the checks and with them, three times each in
@@ -43,6 +49,7 @@ enum ServerBenchmark {
     static func measure(name: String, location: DatabaseLocation) async throws {
         var jsonRate: [Int: Double] = [:]
         for (index, row) in rows.enumerated() {
+            if let onlyRows, !onlyRows.contains("\(name) \(row.format.rawValue) \(row.batchSize)") { continue }
             if comparesSecurity {
                 // Alternated, so a neighbour's load on the shared machine falls on both alike.
                 var rates: [Bool: [Double]] = [:]

@@ -39,37 +39,40 @@ enum OutboxSightings {
         records.reserveCapacity(sightings.count * 7)
         var previousTime: UInt64 = 0
         var lastReceiver: (name: String, index: Int)?
-        for sighting in sightings {
+        // By index, reading fields in place: a loop variable copied (retained and released) each sighting.
+        for index in sightings.indices {
             let receiver: Int
-            if let lastReceiver, lastReceiver.name == sighting.receiver {
+            if let lastReceiver, lastReceiver.name == sightings[index].receiver {
                 receiver = lastReceiver.index
             } else {
-                receiver = receivers[sighting.receiver] ?? {
-                    receiverNames.append(sighting.receiver)
-                    receivers[sighting.receiver] = receiverNames.count - 1
+                let name = sightings[index].receiver
+                receiver = receivers[name] ?? {
+                    receiverNames.append(name)
+                    receivers[name] = receiverNames.count - 1
                     return receiverNames.count - 1
                 }()
-                lastReceiver = (sighting.receiver, receiver)
+                lastReceiver = (name, receiver)
             }
             // By address first: hashing one integer, where hashing the frame cost a fifth of the encoding.
             let emitter: Int
-            if let known = emitterByAddress[sighting.address.rawValue], emitterList[known].frame == sighting.frame {
+            let address = sightings[index].address
+            if let known = emitterByAddress[address.rawValue], emitterList[known].frame == sightings[index].frame {
                 emitter = known
             } else {
-                let key = Emitter(address: sighting.address, frame: sighting.frame)
+                let key = Emitter(address: address, frame: sightings[index].frame)
                 emitter = emitters[key] ?? {
                     emitterList.append(key)
                     emitters[key] = emitterList.count - 1
                     return emitterList.count - 1
                 }()
-                emitterByAddress[sighting.address.rawValue] = emitter
+                emitterByAddress[address.rawValue] = emitter
             }
-            let time = sighting.time.bitPattern
+            let time = sightings[index].time.bitPattern
             records.appendVarint(zigzag(Int64(bitPattern: time &- previousTime)))
             previousTime = time
             records.appendVarint(UInt64(receiver))
             records.appendVarint(UInt64(emitter))
-            records.append(UInt8(bitPattern: sighting.rssi ?? rssiNotAvailable))
+            records.append(UInt8(bitPattern: sightings[index].rssi ?? rssiNotAvailable))
         }
         var bytes: [UInt8] = [version]
         bytes.reserveCapacity(records.count + receiverNames.count * 16 + emitterList.count * 30 + 16)

@@ -13,13 +13,24 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
     public static let mediaType = "application/vnd.proxima.edge.v1+json"
 
     public struct Settings: Sendable, Hashable, Codable {
-        /// The exit rule as the server prints it (`evidence`, `ios`, `10.0 s`, …).
+        /// The exit rule by the name `--exit-rule` takes (`evidence`, `adaptive`, `altbeacon`,
+        /// `ios`, or seconds), or a rule with other parameters as the engine prints it.
         public var exitRule: String
         public var beaconLimit: Int
 
         public init(_ settings: GatewaySettings) {
-            exitRule = String(describing: settings.exitRule)
+            exitRule = Self.name(of: settings.exitRule)
             beaconLimit = settings.beaconLimit
+        }
+
+        static func name(of rule: ExitRule) -> String {
+            if case .fixedDelay(let seconds) = rule { return ExitRuleChoice.seconds(seconds).description }
+            return ExitRuleChoice.allCases.first { $0.rule == rule }?.description ?? String(describing: rule)
+        }
+
+        /// Whether this batch's rule is `rule`: by its name, in any case, or as printed.
+        public func names(_ rule: ExitRule) -> Bool {
+            exitRule == Self.name(of: rule) || ExitRuleChoice(exitRule)?.rule == rule || exitRule == String(describing: rule)
         }
 
         init(exitRule: String, beaconLimit: Int) {
@@ -91,7 +102,10 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
 
     /// The server's own step results, after checking what the gateway could have got wrong.
     public func outcome(maximumEntries: Int, times: ClosedRange<Double>) throws(Refusal) -> GatewayMonitor.StepOutcome {
-        guard sightings >= 0 else { throw Refusal(field: "sightings", reason: "expected 0 or more, found \(sightings)") }
+        // Bounded like the sightings form's batches: the count is added to the server's counters.
+        guard (0...maximumEntries).contains(sightings) else {
+            throw Refusal(field: "sightings", reason: "expected 0…\(maximumEntries), found \(sightings)")
+        }
         guard changes.count <= maximumEntries else {
             throw Refusal(field: "changes", reason: "expected at most \(maximumEntries), found \(changes.count)")
         }

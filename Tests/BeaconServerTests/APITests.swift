@@ -80,11 +80,18 @@ struct APITests {
         BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"format":"iBeacon","uuid":"zz","major":1,"minor":1,"measuredPower":-59}}]}"#, field: "sightings[0].frame.uuid"),
         BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,"frame":{"format":"wifi"}}]}"#, field: "sightings[0].frame.format"),
         BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":127,\#(frame)}]}"#, field: "sightings[0].rssi"),
+        // One range on every form, the controller's (the edge form's readings already held to it).
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":50,\#(frame)}]}"#, field: "sightings[0].rssi"),
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":21,\#(frame)}]}"#, field: "sightings[0].rssi"),
+        BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-128,\#(frame)}]}"#, field: "sightings[0].rssi"),
         BadField(json: #"{"sightings":"many"}"#, field: "sightings"),
         BadField(json: #"{"sequence":-3,"sightings":[]}"#, field: "sequence"),
         // Issue 9, item 11: a sequence no later batch can exceed, a time past 2^53 s that hung
         // the server, and one in the year 3000 that dated every later enter there.
         BadField(json: #"{"sequence":9223372036854775807,"sightings":[]}"#, field: "sequence"),
+        // Past Int's range, or not an integer: the decoder names no field, the diagnosis does.
+        BadField(json: #"{"sequence":9223372036854775808,"sightings":[]}"#, field: "sequence"),
+        BadField(json: #"{"sequence":1.5,"sightings":[]}"#, field: "sequence"),
         BadField(json: #"{"sightings":[{"time":1,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)},{"time":1e16,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[1].time"),
         BadField(json: #"{"sightings":[{"time":32503680000,"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[0].time"),
         BadField(json: #"{"sightings":[{"time":\#(RouterHarness.now + 301),"receiver":"r","address":"AA:BB:CC:DD:EE:FF","rssi":-60,\#(frame)}]}"#, field: "sightings[0].time"),
@@ -96,6 +103,28 @@ struct APITests {
             try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway), body: ByteBuffer(string: bad.json)) { response in
                 #expect(Int(response.status.code) == bad.status)
                 #expect(response.errorField == bad.field, "\(response.text)")
+            }
+        }
+    }
+
+    /// A body that says it is not JSON is refused as such (before, text/plain was parsed as JSON
+    /// and application/xml got 400); one that says nothing is read as JSON.
+    @Test func aContentTypeThatIsNotJSONIsRefusedWith415() async throws {
+        try await RouterHarness.with { harness, client in
+            let body = try harness.batchBody([harness.sighting(RouterHarness.now)], sequence: 1)
+            for contentType in ["text/plain", "application/xml; charset=utf-8", "application/x-www-form-urlencoded"] {
+                try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway, contentType: contentType), body: body) { response in
+                    #expect(response.status == .unsupportedMediaType, "\(contentType): \(response.status)")
+                    #expect(response.errorField == "Content-Type")
+                }
+            }
+            var bare = harness.headers(.gateway)
+            bare[.contentType] = nil
+            try await client.execute(uri: "/v1/sightings", method: .post, headers: bare, body: body) { response in
+                #expect(response.status == .accepted, "\(response.text)")
+            }
+            try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(.gateway, contentType: "Application/JSON; charset=utf-8"), body: body) { response in
+                #expect(response.status == .accepted && response.text.contains("\"duplicate\":true"), "\(response.text)")
             }
         }
     }

@@ -204,7 +204,7 @@ struct EdgeBatchTests {
                 try await client.execute(uri: "/v1/sightings", method: .post, headers: harness.headers(role, contentType: EdgeBatch.mediaType),
                                          body: ByteBuffer(string: json)) { ($0.status, $0.errorField) }
             }
-            let rule = String(describing: GatewaySettings().exitRule)
+            let rule = EdgeBatch.Settings(GatewaySettings()).exitRule
             let settings = "\"settings\":{\"exitRule\":\"\(rule)\",\"beaconLimit\":10000}"
             let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
             let answer1 = try await post("{\"sequence\":1,\(settings),\"sightings\":0,\"changes\":[],\"readings\":[]}", role: nil)
@@ -239,6 +239,27 @@ struct EdgeBatchTests {
             #expect(answer8.1 == "body")
             let answer9 = try await post("{\"sequence\":1,\(settings),\"sightings\":0,\"changes\":[]}")
             #expect(answer9.0 == .badRequest)
+            // The consumed count is bounded like a batch (one token once pushed the counter by 2^62),
+            // and an out-of-range sequence or count names its field, not the body.
+            for (body, expected) in [("{\"sequence\":1,\(settings),\"sightings\":4611686018427387904,\"changes\":[],\"readings\":[]}", (HTTPResponse.Status.unprocessableContent, "sightings")),
+                                     ("{\"sequence\":1,\(settings),\"sightings\":5001,\"changes\":[],\"readings\":[]}", (.unprocessableContent, "sightings")),
+                                     ("{\"sequence\":1,\(settings),\"sightings\":1e30,\"changes\":[],\"readings\":[]}", (.badRequest, "sightings")),
+                                     ("{\"sequence\":9223372036854775808,\(settings),\"sightings\":0,\"changes\":[],\"readings\":[]}", (.badRequest, "sequence")),
+                                     ("{\"sequence\":1.5,\(settings),\"sightings\":0,\"changes\":[],\"readings\":[]}", (.badRequest, "sequence"))] {
+                let answer = try await post(body)
+                #expect(answer == expected, "\(body.prefix(60)): \(answer)")
+            }
+            let counted = try await post("{\"sequence\":2,\(settings),\"sightings\":5000,\"changes\":[],\"readings\":[]}")
+            #expect(counted.0 == .accepted)
+            // The documented name of the server's rule (the default, evidence) is its rule, in any
+            // case; so is the engine's own description, which older gateways send.
+            #expect(rule == "evidence")
+            for (sequence, name) in [(3, "evidence"), (4, "Evidence"), (5, String(describing: GatewaySettings().exitRule))] {
+                let named = try await post("{\"sequence\":\(sequence),\"settings\":{\"exitRule\":\"\(name)\",\"beaconLimit\":10000},\"sightings\":0,\"changes\":[],\"readings\":[]}")
+                #expect(named.0 == .accepted, "\(name): \(named)")
+            }
+            let fixed = try await post("{\"sequence\":6,\"settings\":{\"exitRule\":\"10\",\"beaconLimit\":10000},\"sightings\":0,\"changes\":[],\"readings\":[]}")
+            #expect(fixed == (.conflict, "settings.exitRule"))
         }
     }
 }

@@ -216,8 +216,8 @@ struct HuntAppTests {
                 (.get, "/v1/hunts", nil, [app.tokens[.readOnly]!, ownToken],
                  [(app.tokens[.gateway]!, "Authorization"), (app.tokens[.enrolment]!, "Authorization")]),
                 (.get, "/v1/hunts?site=\(annex.id)", nil, [app.tokens[.readOnly]!, annexToken], [(ownToken, "site")]),
-                (.get, "/v1/hunts/\(id)", nil, [app.tokens[.readOnly]!, ownToken], [(annexToken, "id"), (app.tokens[.gateway]!, "Authorization")]),
-                (.get, "/v1/hunts/\(id)/leaderboard", nil, [app.tokens[.readOnly]!, ownToken], [(annexToken, "id"), (app.tokens[.enrolment]!, "Authorization")]),
+                (.get, "/v1/hunts/\(id)", nil, [app.tokens[.readOnly]!, ownToken], [(app.tokens[.gateway]!, "Authorization")]),
+                (.get, "/v1/hunts/\(id)/leaderboard", nil, [app.tokens[.readOnly]!, ownToken], [(app.tokens[.enrolment]!, "Authorization")]),
                 (.get, "/v1/hunts/\(id)/runs", nil, [app.tokens[.readOnly]!], [(ownToken, "Authorization"), (app.tokens[.gateway]!, "Authorization")]),
                 (.get, "/v1/devices/\(own.id)/hunts", nil, [app.tokens[.readOnly]!, ownToken], [(otherToken, "id"), (app.tokens[.gateway]!, "Authorization")]),
                 (.delete, "/v1/hunts/\(id)", nil, [app.tokens[.operator]!], [(app.tokens[.readOnly]!, "Authorization"), (ownToken, "Authorization")]),
@@ -233,6 +233,34 @@ struct HuntAppTests {
                     let response = try await app.call(method, path, token: token, json: body)
                     #expect((200..<300).contains(response.status.code), "\(method) \(path): \(response.status) \(response.text)")
                 }
+            }
+        }
+    }
+
+    /// Whether a hunt exists shows only to those who may read it: no token gets 401 and a role
+    /// that may not read hunts 403 before any lookup, and a device of another site gets the 404
+    /// a missing hunt gets (before, an existing hunt answered 401 or 403 where a missing one
+    /// answered 404).
+    @Test func aHuntsExistenceShowsToNoOneWhoMayNotReadIt() async throws {
+        try await AppsHarness.with { app in
+            let course = try await Self.course(app)
+            let annex = try await app.server.store.createSite(NewSite(organisationID: app.office.organisation.id, name: "Annex"))
+            let (_, annexToken) = try await app.register(name: "annex phone", siteID: annex.id)
+            let missing = course.hunt.id + 1000
+            for suffix in ["", "/leaderboard"] {
+                var answers: [String: [String]] = [:]
+                for id in [course.hunt.id, missing] {
+                    let path = "/v1/hunts/\(id)" + suffix
+                    let anonymous = try await app.call(.get, path)
+                    let gateway = try await app.call(.get, path, token: app.tokens[.gateway]!)
+                    let otherSite = try await app.call(.get, path, token: annexToken)
+                    #expect(anonymous.status == .unauthorized && anonymous.errorField == "Authorization", "\(path): \(anonymous.status)")
+                    #expect(gateway.status == .forbidden && gateway.errorField == "Authorization", "\(path): \(gateway.status)")
+                    #expect(otherSite.status == .notFound && otherSite.errorField == "id", "\(path): \(otherSite.status)")
+                    #expect(otherSite.text.contains("no hunt \(id)"), "\(path): \(otherSite.text)")
+                    answers[path] = ["\(anonymous.status.code)", "\(gateway.status.code)", "\(otherSite.status.code)"]
+                }
+                #expect(answers["/v1/hunts/\(course.hunt.id)" + suffix] == answers["/v1/hunts/\(missing)" + suffix])
             }
         }
     }

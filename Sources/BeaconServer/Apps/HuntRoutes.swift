@@ -19,10 +19,8 @@ extension ProximaServer {
             try context.require(.read)
             return try Self.json(try await store.hunts(siteID: site))
         }
-        router.get("/v1/hunts/:id") { [store] _, context in
-            let hunt = try await store.hunt(id: try Self.intParameter(context, "id"))
-            try await self.requireSiteReader(hunt.siteID, context: context)
-            return try Self.json(hunt)
+        router.get("/v1/hunts/:id") { _, context in
+            try Self.json(try await self.readableHunt(context))
         }
         router.delete("/v1/hunts/:id") { [store] _, context in
             try context.require(.operate)
@@ -30,8 +28,7 @@ extension ProximaServer {
             return Response(status: .noContent)
         }
         router.get("/v1/hunts/:id/leaderboard") { [store] request, context in
-            let hunt = try await store.hunt(id: try Self.intParameter(context, "id"))
-            try await self.requireSiteReader(hunt.siteID, context: context)
+            let hunt = try await self.readableHunt(context)
             let limit = try Self.limitQuery(request, default: 100, most: HuntLimits().leaderboardLength)
             var board = try await store.huntLeaderboard(huntID: hunt.id, limit: limit)
             // Other people's names are for staff; a device sees its own name only.
@@ -69,14 +66,18 @@ extension ProximaServer {
     }
 
     /// Readers may read any site's application data; a device only its own site's.
-    func requireSiteReader(_ siteID: Int, context: ProximaRequestContext) async throws {
-        if let deviceSite = try await deviceSite(context) {
-            guard deviceSite == siteID else {
-                throw APIError(.forbidden, field: "id", "a device may read its own site's data only")
-            }
-            return
+    /// The hunt of the path's `id` for a read role or a device of its site. The caller's right to
+    /// read hunts at all is checked before the lookup, and a device asking for another site's
+    /// hunt gets the answer a missing one gets, so no answer tells whether a hunt exists.
+    func readableHunt(_ context: ProximaRequestContext) async throws -> Hunt {
+        let id = try Self.intParameter(context, "id")
+        let deviceSite = try await deviceSite(context)
+        if deviceSite == nil { try context.require(.read) }
+        let hunt = try await store.hunt(id: id)
+        if let deviceSite, deviceSite != hunt.siteID {
+            throw Store.noHunt(id)
         }
-        try context.require(.read)
+        return hunt
     }
 
     /// `limit`: an integer in 1…most, `default` when absent.

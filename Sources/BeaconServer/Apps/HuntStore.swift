@@ -80,9 +80,14 @@ extension Store {
 
     public func hunt(id: Int) async throws -> Hunt {
         try await database.read { db in
-            guard let hunt = try await Self.hunt(id: id, db: db) else { throw RegistryError(.notFound, field: "id", "no hunt \(id)") }
+            guard let hunt = try await Self.hunt(id: id, db: db) else { throw Self.noHunt(id) }
             return hunt
         }
+    }
+
+    /// The answer to a hunt that does not exist, or that the caller may not know exists.
+    static func noHunt(_ id: Int) -> RegistryError {
+        RegistryError(.notFound, field: "id", "no hunt \(id)")
     }
 
     static func hunt(id: Int, db: any SQLDatabase) async throws -> Hunt? {
@@ -99,7 +104,7 @@ extension Store {
     /// Deletes a hunt with its stamps and runs.
     public func deleteHunt(id: Int) async throws {
         try await database.transaction { db in
-            guard try await Self.hunt(id: id, db: db) != nil else { throw RegistryError(.notFound, field: "id", "no hunt \(id)") }
+            guard try await Self.hunt(id: id, db: db) != nil else { throw Self.noHunt(id) }
             try await db.raw("DELETE FROM hunts WHERE id = \(bind: id)").run()
         }
     }
@@ -118,7 +123,7 @@ extension Store {
     /// A hunt's runs, optionally of one status, most recently changed first, at most `limit`.
     public func huntRuns(huntID: Int, status: HuntRun.Status?, limit: Int) async throws -> [HuntRun] {
         try await database.read { db in
-            guard try await Self.hunt(id: huntID, db: db) != nil else { throw RegistryError(.notFound, field: "id", "no hunt \(huntID)") }
+            guard try await Self.hunt(id: huntID, db: db) != nil else { throw Self.noHunt(huntID) }
             var query = SQLQueryString("""
                 SELECT \(unsafeRaw: Self.huntRunColumns) FROM hunt_runs r JOIN devices d ON d.id = r.device_id JOIN hunts h ON h.id = r.hunt_id
                 WHERE r.hunt_id = \(bind: huntID)
@@ -142,7 +147,7 @@ extension Store {
     /// Finishers fastest first (ties: rewarded first), and how many runs are in each status.
     public func huntLeaderboard(huntID: Int, limit: Int) async throws -> HuntLeaderboard {
         try await database.read { db in
-            guard try await Self.hunt(id: huntID, db: db) != nil else { throw RegistryError(.notFound, field: "id", "no hunt \(huntID)") }
+            guard try await Self.hunt(id: huntID, db: db) != nil else { throw Self.noHunt(huntID) }
             let rows = try await db.raw("""
                 SELECT r.device_id, d.name, r.duration, r.rewarded_at FROM hunt_runs r JOIN devices d ON d.id = r.device_id
                 WHERE r.hunt_id = \(bind: huntID) AND r.status = 'finished'

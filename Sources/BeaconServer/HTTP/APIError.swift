@@ -4,7 +4,7 @@ import Foundation
 import Hummingbird
 
 /// Every refusal the API gives: a status and a JSON body naming the field and the reason,
-/// `{"error":{"field":"sightings[3].rssi","message":"expected dBm in -128…126 or null, found 300"}}`.
+/// `{"error":{"field":"sightings[3].rssi","message":"expected an integer in -127…20, found 300"}}`.
 public struct APIError: HTTPResponseError, Sendable {
     public var status: HTTPResponse.Status
     public var field: String

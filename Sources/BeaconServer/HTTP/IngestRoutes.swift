@@ -21,6 +21,10 @@ extension ProximaServer {
             let batch: SightingBatch?
             let edge: (batch: EdgeBatch, outcome: GatewayMonitor.StepOutcome)?
             do {
+                if let mediaType, !isEdge, mediaType != CompactSightingBatch.mediaType, mediaType != "application/json" {
+                    throw APIError(.unsupportedMediaType, field: "Content-Type",
+                                   "expected application/json, \(CompactSightingBatch.mediaType), \(EdgeBatch.mediaType) or \(CompactEdgeBatch.mediaType), found '\(mediaType.prefix(80))'")
+                }
                 let buffer = try await request.body.collect(upTo: self.configuration.maxBatchBytes)
                 if isEdge {
                     edge = try self.decodeEdgeBatch(buffer, compact: mediaType == CompactEdgeBatch.mediaType)
@@ -79,9 +83,18 @@ extension ProximaServer {
                                "the gateway's engine settings (digest \(String(digest, radix: 16))) are not this server's (exit rule '\(expected.exitRule)', \(expected.beaconLimit) beacons, digest \(String(expected.digest, radix: 16))); give the gateway --exit-rule to match")
             }
         } else {
-            batch = try JSONDecoder().decode(EdgeBatch.self, from: buffer)
+            do {
+                batch = try JSONDecoder().decode(EdgeBatch.self, from: buffer)
+            } catch let error as DecodingError {
+                // Out-of-range integers come back without a coding path, as in the sightings form.
+                if let root = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] {
+                    if let issue = SightingBatch.check(root["sequence"], 0...SightingBatch.maximumSequence, field: "sequence") { throw issue }
+                    if let issue = SightingBatch.check(root["sightings"], 0...configuration.maxSightingsPerBatch, field: "sightings") { throw issue }
+                }
+                throw error
+            }
         }
-        guard compact || batch.settings.exitRule == expected.exitRule else {
+        guard compact || batch.settings.names(settings.exitRule) else {
             throw APIError(.conflict, field: "settings.exitRule",
                            "this server runs gateways with exit rule '\(expected.exitRule)', the gateway with '\(batch.settings.exitRule.prefix(80))'; give the gateway --exit-rule to match")
         }

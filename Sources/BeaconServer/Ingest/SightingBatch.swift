@@ -10,9 +10,13 @@ extension SightingBatch {
     /// (2^53 − 1), and room for a millisecond clock for 285,000 years.
     public static let maximumSequence = 9_007_199_254_740_991
 
+    /// The RSSI a Bluetooth controller reports (Core Specification, HCI LE Advertising Report:
+    /// −127…+20 dBm; 127 means "not available" and travels as null). Every batch form and the
+    /// edge form's readings hold to it.
+    public static let rssiRange = -127...20
+
     /// Checks what JSON types alone cannot: sequences are in 0…2^53 − 1, times are within
-    /// `window` of the server's clock `now`, receivers are short, and 127 is not a measured RSSI
-    /// (HCI's "not available" travels as null).
+    /// `window` of the server's clock `now`, receivers are short, and RSSI is in ``rssiRange``.
     public func validate(now: Double, window: SightingTimeWindow = .default) throws(ServerInputError) {
         if let sequence, !(0...Self.maximumSequence).contains(sequence) {
             throw ServerInputError(field: "sequence", reason: "expected a sequence number in 0…\(Self.maximumSequence), found \(sequence)")
@@ -26,8 +30,8 @@ extension SightingBatch {
             guard sighting.receiver.utf8.count <= 200 else {
                 throw ServerInputError(field: "sightings[\(index)].receiver", reason: "expected at most 200 bytes, found \(sighting.receiver.utf8.count)")
             }
-            if sighting.rssi == 127 {
-                throw ServerInputError(field: "sightings[\(index)].rssi", reason: "expected dBm in -128…126, or null when not available; found 127")
+            if let rssi = sighting.rssi, !Self.rssiRange.contains(Int(rssi)) {
+                throw ServerInputError(field: "sightings[\(index)].rssi", reason: "expected dBm in -127…20, or null when not available; found \(rssi)")
             }
         }
     }
@@ -62,23 +66,27 @@ extension SightingBatch {
     /// Names the first out-of-range number of a batch that failed to decode, reading it again
     /// loosely. Only runs on the error path, so valid batches are decoded once.
     static func diagnose(_ data: Data) -> ServerInputError? {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let sightings = root["sightings"] as? [Any] else { return nil }
-        func check(_ value: Any?, _ range: ClosedRange<Int>, field: String) -> ServerInputError? {
-            guard let number = value as? NSNumber else { return nil }
-            let double = number.doubleValue
-            guard double == double.rounded(), double >= Double(range.lowerBound), double <= Double(range.upperBound) else {
-                return ServerInputError(field: field, reason: "expected an integer in \(range.lowerBound)…\(range.upperBound), found \(number)")
-            }
-            return nil
-        }
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        if let issue = check(root["sequence"], 0...maximumSequence, field: "sequence") { return issue }
+        guard let sightings = root["sightings"] as? [Any] else { return nil }
         for (index, item) in sightings.enumerated() {
             guard let sighting = item as? [String: Any] else { continue }
-            if let issue = check(sighting["rssi"], -128...127, field: "sightings[\(index)].rssi") { return issue }
+            if let issue = check(sighting["rssi"], rssiRange, field: "sightings[\(index)].rssi") { return issue }
             guard let frame = sighting["frame"] as? [String: Any] else { continue }
             for (key, range) in [("major", 0...65535), ("minor", 0...65535), ("measuredPower", -128...127), ("txPowerAt0m", -128...127), ("companyID", 0...65535)] {
                 if let issue = check(frame[key], range, field: "sightings[\(index)].frame.\(key)") { return issue }
             }
+        }
+        return nil
+    }
+
+    /// A JSON number that is not an integer in `range` (the decoder's own error names no field
+    /// for it); nil for anything else, which the decoder's error describes well enough.
+    static func check(_ value: Any?, _ range: ClosedRange<Int>, field: String) -> ServerInputError? {
+        guard let number = value as? NSNumber else { return nil }
+        let double = number.doubleValue
+        guard double == double.rounded(), double >= Double(range.lowerBound), double <= Double(range.upperBound) else {
+            return ServerInputError(field: field, reason: "expected an integer in \(range.lowerBound)…\(range.upperBound), found \(number)")
         }
         return nil
     }

@@ -43,7 +43,7 @@ public enum CompactEdgeBatch {
         let changes = batch.changes.map { (index($0.uuid, $0.major, $0.minor), $0) }
         let readings = batch.readings.map { (index($0.uuid, $0.major, $0.minor), $0) }
         guard table.count <= 0xFFFF, changes.count <= 0xFFFF, readings.count <= 0xFFFF,
-              (0...Int(UInt32.max)).contains(batch.sightings),
+              (0...EdgeBatch.maximumSightings).contains(batch.sightings),
               changes.allSatisfy({ ["enter", "exit"].contains($0.1.transition) }),
               readings.allSatisfy({ $0.1.rssi.rounded() == $0.1.rssi && (-128...127).contains($0.1.rssi) && proximities.contains($0.1.proximity) })
         else { return nil }

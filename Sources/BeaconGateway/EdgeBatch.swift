@@ -62,6 +62,12 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
         public var time: Double
     }
 
+    /// The most sightings one edge batch may say it consumed: what the compact form's field
+    /// holds. One post covers every batch held since the last (`--edge-interval`, 30 s by
+    /// default), so a busy gateway's count passes one batch's limit; the bound is what keeps
+    /// the server's counter from being pushed by 2^62 at once.
+    public static let maximumSightings = Int(UInt32.max)
+
     public var sequence: Int
     public var settings: Settings
     /// How many sightings the gateway's step consumed (for the server's counters).
@@ -102,9 +108,8 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
 
     /// The server's own step results, after checking what the gateway could have got wrong.
     public func outcome(maximumEntries: Int, times: ClosedRange<Double>) throws(Refusal) -> GatewayMonitor.StepOutcome {
-        // Bounded like the sightings form's batches: the count is added to the server's counters.
-        guard (0...maximumEntries).contains(sightings) else {
-            throw Refusal(field: "sightings", reason: "expected 0…\(maximumEntries), found \(sightings)")
+        guard (0...Self.maximumSightings).contains(sightings) else {
+            throw Refusal(field: "sightings", reason: "expected 0…\(Self.maximumSightings), found \(sightings)")
         }
         guard changes.count <= maximumEntries else {
             throw Refusal(field: "changes", reason: "expected at most \(maximumEntries), found \(changes.count)")

@@ -239,17 +239,18 @@ struct EdgeBatchTests {
             #expect(answer8.1 == "body")
             let answer9 = try await post("{\"sequence\":1,\(settings),\"sightings\":0,\"changes\":[]}")
             #expect(answer9.0 == .badRequest)
-            // The consumed count is bounded like a batch (one token once pushed the counter by 2^62),
+            // The consumed count is bounded by what the compact form holds (one token once pushed the counter by 2^62),
             // and an out-of-range sequence or count names its field, not the body.
             for (body, expected) in [("{\"sequence\":1,\(settings),\"sightings\":4611686018427387904,\"changes\":[],\"readings\":[]}", (HTTPResponse.Status.unprocessableContent, "sightings")),
-                                     ("{\"sequence\":1,\(settings),\"sightings\":5001,\"changes\":[],\"readings\":[]}", (.unprocessableContent, "sightings")),
+                                     ("{\"sequence\":1,\(settings),\"sightings\":4294967296,\"changes\":[],\"readings\":[]}", (.unprocessableContent, "sightings")),
                                      ("{\"sequence\":1,\(settings),\"sightings\":1e30,\"changes\":[],\"readings\":[]}", (.badRequest, "sightings")),
                                      ("{\"sequence\":9223372036854775808,\(settings),\"sightings\":0,\"changes\":[],\"readings\":[]}", (.badRequest, "sequence")),
                                      ("{\"sequence\":1.5,\(settings),\"sightings\":0,\"changes\":[],\"readings\":[]}", (.badRequest, "sequence"))] {
                 let answer = try await post(body)
                 #expect(answer == expected, "\(body.prefix(60)): \(answer)")
             }
-            let counted = try await post("{\"sequence\":2,\(settings),\"sightings\":5000,\"changes\":[],\"readings\":[]}")
+            // One post covers every batch held over --edge-interval: more than one batch's 5,000.
+            let counted = try await post("{\"sequence\":2,\(settings),\"sightings\":30000,\"changes\":[],\"readings\":[]}")
             #expect(counted.0 == .accepted)
             // The documented name of the server's rule (the default, evidence) is its rule, in any
             // case; so is the engine's own description, which older gateways send.

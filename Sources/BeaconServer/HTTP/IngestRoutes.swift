@@ -89,7 +89,7 @@ extension ProximaServer {
                 // Out-of-range integers come back without a coding path, as in the sightings form.
                 if let root = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] {
                     if let issue = SightingBatch.check(root["sequence"], 0...SightingBatch.maximumSequence, field: "sequence") { throw issue }
-                    if let issue = SightingBatch.check(root["sightings"], 0...configuration.maxSightingsPerBatch, field: "sightings") { throw issue }
+                    if let issue = SightingBatch.check(root["sightings"], 0...EdgeBatch.maximumSightings, field: "sightings") { throw issue }
                 }
                 throw error
             }

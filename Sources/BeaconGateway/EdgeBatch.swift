@@ -30,7 +30,7 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
 
         /// Whether this batch's rule is `rule`: by its name, in any case, or as printed.
         public func names(_ rule: ExitRule) -> Bool {
-            exitRule == Self.name(of: rule) || ExitRuleChoice(exitRule)?.rule == rule || exitRule == String(describing: rule)
+            ExitRuleChoice(exitRule)?.rule == rule || exitRule == String(describing: rule)
         }
 
         init(exitRule: String, beaconLimit: Int) {
@@ -135,7 +135,7 @@ public struct EdgeBatch: Sendable, Hashable, Codable {
             guard Self.proximities.contains(reading.proximity) else {
                 throw Refusal(field: "readings[\(index)].proximity", reason: "expected immediate, near, far or unknown, found '\(reading.proximity.prefix(40))'")
             }
-            guard (-127...20).contains(reading.rssi) else {
+            guard reading.rssi >= Double(SightingBatch.rssiRange.lowerBound), reading.rssi <= Double(SightingBatch.rssiRange.upperBound) else {
                 throw Refusal(field: "readings[\(index)].rssi", reason: "expected -127…20 dBm, found \(reading.rssi)")
             }
             if let distance = reading.distance, !(0...10_000).contains(distance) {

@@ -65,7 +65,6 @@ extension ProximaServer {
         return try await store.device(id: deviceID).siteID
     }
 
-    /// Readers may read any site's application data; a device only its own site's.
     /// The hunt of the path's `id` for a read role or a device of its site. The caller's right to
     /// read hunts at all is checked before the lookup, and a device asking for another site's
     /// hunt gets the answer a missing one gets, so no answer tells whether a hunt exists.

@@ -10,11 +10,6 @@ extension SightingBatch {
     /// (2^53 − 1), and room for a millisecond clock for 285,000 years.
     public static let maximumSequence = 9_007_199_254_740_991
 
-    /// The RSSI a Bluetooth controller reports (Core Specification, HCI LE Advertising Report:
-    /// −127…+20 dBm; 127 means "not available" and travels as null). Every batch form and the
-    /// edge form's readings hold to it.
-    public static let rssiRange = -127...20
-
     /// Checks what JSON types alone cannot: sequences are in 0…2^53 − 1, times are within
     /// `window` of the server's clock `now`, receivers are short, and RSSI is in ``rssiRange``.
     public func validate(now: Double, window: SightingTimeWindow = .default) throws(ServerInputError) {

@@ -40,7 +40,10 @@ struct BenchServer {
         }
     }
 
-    static func start(_ location: DatabaseLocation, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> BenchServer {
+    /// `withServices`: the server's own services run beside it, as in `proxima serve` (the
+    /// webhook client, the outbox retry, the streams' once-a-second sweep).
+    static func start(_ location: DatabaseLocation, withServices: Bool = false,
+                      configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> BenchServer {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let database = try await ProximaDatabase.open(location, logger: logger)
@@ -51,7 +54,7 @@ struct BenchServer {
         configure(&configuration)
         let server = ProximaServer(store: store, configuration: configuration, logger: logger)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = server.makeApplication(host: "127.0.0.1", port: 0) { channel in
+        let app = server.makeApplication(host: "127.0.0.1", port: 0, services: withServices ? server.services : []) { channel in
             portContinuation.yield(channel.localAddress?.port ?? 0)
         }
         let serving = Task { try await app.run() }

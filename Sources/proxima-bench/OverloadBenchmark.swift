@@ -12,6 +12,12 @@ enum OverloadBenchmark {
     static let goodBatches = 100
 
     static func run() async throws {
+        // PROXIMA_BENCH_OVERLOAD_ROWS names rows to run alone ("abuse" is this file's).
+        if OverloadStreamRows.wanted?.contains("abuse") ?? true { try await abuse() }
+        try await OverloadStreamRows.run()
+    }
+
+    static func abuse() async throws {
         let directory = NSTemporaryDirectory() + "proxima-bench-overload-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

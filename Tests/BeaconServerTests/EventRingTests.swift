@@ -162,7 +162,7 @@ struct EventRingTests {
                 for follower in 0..<followers {
                     group.addTask {
                         do {
-                            try await server.eventFeed(EventFilter()).run(after: 0, follow: true) { events in
+                            try await server.eventFeed(EventFilter(), lease: try server.streams.open(tokenID: follower)).run(after: 0, follow: true) { events in
                                 let count = received.ids.withLock { all in
                                     all[follower] += events.filter { $0.kindName == "enter" }.map(\.id)
                                     return all[follower].count

@@ -177,7 +177,8 @@ struct EventStreamTests {
                 if line.hasPrefix("event: ") { parsed.event = String(line.dropFirst(7)) }
                 if line.hasPrefix("data: ") { parsed.data = String(line.dropFirst(6)) }
             }
-            return parsed.id.isEmpty ? nil : parsed
+            // An event has an id, but for the server's last (`event: end`); a comment has neither.
+            return parsed.id.isEmpty && parsed.event.isEmpty ? nil : parsed
         }
     }
 

@@ -65,6 +65,7 @@ extension ProximaServer {
             try context.requireDeviceAccess(id)
             try await store.deleteDevice(id: id)
             await self.tokenCache.forget(gatewayID: id)
+            await self.endStreams(ofGateway: id, reason: StreamEnd.deleted)
             // Its events are gone from the database; no live stream may read them from memory.
             await self.events.invalidate()
             return Response(status: .noContent)

@@ -183,27 +183,33 @@ extension ProximaServer {
         let store = self.store
         let pollInterval = configuration.eventPollInterval
         let keepAliveInterval = configuration.eventKeepAlive
+        let clock = self.clock
         let body = ResponseBody { writer in
             defer { withExtendedLifetime(lease) {} }
+            let end = lease.end
             var last = after
             var keepAlive = StreamKeepAlive(interval: keepAliveInterval)
             // A following stream ends when the server shuts down (checked each poll), rather than
             // holding the shutdown until its client's departure shows on a keep-alive write.
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                if let reason = end.reason(now: clock()) {
+                    try await writer.write(ByteBuffer(string: Self.endEvent(reason)))
+                    break
+                }
                 let changes = try await store.helpChanges(after: last, requestID: requestID, siteID: siteID)
                 if !changes.isEmpty {
                     var text = ""
                     for change in changes {
                         text += "id: \(change.id)\nevent: \(change.kind)\ndata: \(String(decoding: try Self.encoder.encode(change), as: UTF8.self))\n\n"
                     }
-                    try await writer.write(ByteBuffer(string: text))
+                    try await end.writing(now: clock()) { try await writer.write(ByteBuffer(string: text)) }
                     last = changes[changes.count - 1].id
                     keepAlive.wrote()
                     continue
                 }
                 guard follow else { break }
-                if keepAlive.isDue() { try await writer.write(ByteBuffer(string: StreamKeepAlive.comment)) }
-                await Self.helpSignal.wait(timeout: pollInterval)
+                if keepAlive.isDue() { try await end.writing(now: clock()) { try await writer.write(ByteBuffer(string: StreamKeepAlive.comment)) } }
+                await Self.helpSignal.wait(timeout: end.wait(atMost: pollInterval, now: clock()))
             }
             try await writer.finish(nil)
         }

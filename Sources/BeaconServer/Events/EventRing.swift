@@ -97,6 +97,11 @@ public actor EventRing {
         if timedOut.remove(id) != nil && refreshes == seen { try await refreshFromDatabase() }
     }
 
+    /// Wakes every waiting reader without a database read: a stream told to end looks at once.
+    public func wakeReaders() {
+        wakeAll()
+    }
+
     /// Readers waiting now (for tests).
     public var waitingReaders: Int { waiters.count }
     /// The newest id released to readers (for tests).

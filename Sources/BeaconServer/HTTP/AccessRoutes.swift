@@ -48,6 +48,7 @@ extension ProximaServer {
             let id = try Self.intParameter(context, "id")
             let revoked = try await store.revokeToken(id: id)
             await self.tokenCache.forget(tokenID: id)
+            await self.endStreams(ofToken: id, reason: StreamEnd.revoked)
             return try Self.json(revoked)
         }
         router.post("/v1/gateways") { [store] request, context in

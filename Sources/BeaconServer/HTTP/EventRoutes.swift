@@ -57,11 +57,17 @@ extension ProximaServer {
                 try await outbound.close(.unknown(1013), reason: "too many event streams (try again later)")
                 return
             }
-            let feed = Task { [feed = self.eventFeed(filter)] in
-                try await feed.run(after: (try? Self.startingID(request)) ?? 0, follow: true) { events in
+            let end = lease.end
+            let feed = Task { [feed = self.eventFeed(filter, lease: lease), clock = self.clock] in
+                let reason = try await feed.run(after: (try? Self.startingID(request)) ?? 0, follow: true) { events in
                     for event in events {
-                        try await outbound.write(.text(String(decoding: try Self.encoder.encode(event), as: UTF8.self)))
+                        let text = String(decoding: try Self.encoder.encode(event), as: UTF8.self)
+                        try await end.writing(now: clock()) { try await outbound.write(.text(text)) }
                     }
+                }
+                // 1008: the token may no longer read (RFC 6455, 7.4.1); 1013: try again later.
+                if let reason {
+                    try await outbound.close(reason == StreamEnd.slowReader ? .unknown(1013) : .policyViolation, reason: reason)
                 }
             }
             // The client sends nothing the server needs, but the inbound stream ends when it
@@ -84,9 +90,12 @@ extension ProximaServer {
     }
 
     /// A lease on one more event stream for the caller's token (429 or 503 naming `streams`
-    /// when the limits are reached).
+    /// when the limits are reached); the stream ends when the token is revoked or expires.
     func openStream(_ context: ProximaRequestContext) throws -> EventStreamLease {
-        try streams.open(tokenID: try context.requireToken().tokenID)
+        let principal = try context.requireToken()
+        let lease = try streams.open(tokenID: principal.tokenID, gatewayID: principal.gatewayID, expiresAt: principal.expiresAt)
+        lease.end.attach(context.connection)
+        return lease
     }
 
     /// `?after=<id>` or the SSE `Last-Event-ID` header; 0 reads from the first event.
@@ -107,33 +116,46 @@ extension ProximaServer {
         return components.string ?? request.uri.path
     }
 
-    func eventFeed(_ filter: EventFilter) -> EventFeed {
+    func eventFeed(_ filter: EventFilter, lease: EventStreamLease) -> EventFeed {
         EventFeed(store: store, ring: events, filter: filter, pollInterval: configuration.eventPollInterval,
-                  onDatabaseRead: { [metrics] in metrics.eventDatabaseReads.increment() })
+                  onDatabaseRead: { [metrics] in metrics.eventDatabaseReads.increment() }, end: lease.end, now: clock,
+                  catchUp: catchUp, tokenID: lease.tokenID)
     }
 
     /// `text/event-stream`: `id:`, `event: enter|exit`, `data: <json>`. Without `follow` it ends
     /// after the stored events; with it, it waits for new ones, from this or any other instance.
+    /// A stream told to end (``StreamEnd``) closes with `event: end` and why.
     func serverSentEvents(after: Int, filter: EventFilter, follow: Bool, lease: EventStreamLease) -> Response {
-        let feed = eventFeed(filter)
+        let end = lease.end
+        let feed = eventFeed(filter, lease: lease)
         let keepAliveInterval = configuration.eventKeepAlive
+        let clock = self.clock
         let body = ResponseBody { writer in
             defer { withExtendedLifetime(lease) {} }
             var keepAlive = StreamKeepAlive(interval: keepAliveInterval)
-            try await feed.run(after: after, follow: follow, deliver: { events in
+            let reason = try await feed.run(after: after, follow: follow, deliver: { events in
                 var text = ""
                 for event in events {
                     let data = try Self.encoder.encode(event)
                     text += "id: \(event.id)\nevent: \(event.kindName)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
                 }
-                try await writer.write(ByteBuffer(string: text))
+                try await end.writing(now: clock()) { try await writer.write(ByteBuffer(string: text)) }
                 keepAlive.wrote()
             }, idle: {
-                if keepAlive.isDue() { try await writer.write(ByteBuffer(string: StreamKeepAlive.comment)) }
+                if keepAlive.isDue() { try await end.writing(now: clock()) { try await writer.write(ByteBuffer(string: StreamKeepAlive.comment)) } }
             })
+            if let reason { try await writer.write(ByteBuffer(string: Self.endEvent(reason))) }
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+    }
+}
+
+extension ProximaServer {
+    /// The last event of a stream told to end: `event: end`, `data: {"reason": …}`.
+    static func endEvent(_ reason: String) -> String {
+        let data = (try? encoder.encode(["reason": reason])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return "event: end\ndata: \(data)\n\n"
     }
 }
 

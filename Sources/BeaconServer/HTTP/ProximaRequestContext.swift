@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Hummingbird
 import HummingbirdWebSocket
 
@@ -9,9 +10,12 @@ public struct ProximaRequestContext: RequestContext, WebSocketRequestContext {
     public var principal: Principal?
     /// The peer's IP address, which wrong tokens are throttled by ("unknown" without one).
     public let clientAddress: String
+    /// The connection, for a stream that must end while its client reads nothing (StreamEnd).
+    let connection: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        connection = source.channel
         webSocket = .init()
         principal = nil
         clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"

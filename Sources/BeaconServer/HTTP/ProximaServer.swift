@@ -19,6 +19,8 @@ public final class ProximaServer: Sendable {
     public let ingestion: IngestService
     /// Seconds since 1970: the server's one clock for what it stores (batches, alerts, requests).
     public let clock: @Sendable () -> Double
+    /// Measures what expires or waits (see `init`).
+    let intervalClock: any Clock<Duration>
     /// Positions and rooms per site, and survey recordings (Positions/).
     public let positions: PositionTracking
     /// Fleet health, nil with `--no-fleet-checks` (Fleet/).
@@ -37,6 +39,8 @@ public final class ProximaServer: Sendable {
     public let signInCodes: SignInCodes
     let limiter: RateLimiter
     let streams: EventStreamLimiter
+    /// Reads of streams behind the event ring, shared fairly among tokens (CatchUpReads).
+    let catchUp: CatchUpReads
     let authThrottle: AuthFailureThrottle
     let tokenCache: TokenCache
     public let webhooks: WebhookDispatcher
@@ -55,6 +59,7 @@ public final class ProximaServer: Sendable {
                 clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.store = store
         self.configuration = configuration
+        self.intervalClock = intervalClock
         // Several instances share a PostgreSQL database: a token revoked by one must fail at
         // once on all, so none remembers tokens.
         tokenCache = TokenCache(lifetime: store.database.dialect == .postgres ? .zero : .seconds(30), clock: intervalClock)
@@ -90,6 +95,8 @@ public final class ProximaServer: Sendable {
                                        rotation: rotation, registry: registry, publisher: publisher, metrics: metrics, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst, clock: intervalClock)
         self.streams = EventStreamLimiter(perToken: configuration.maxEventStreamsPerToken, total: configuration.maxEventStreams)
+        // SQLite has one connection: one catch-up read at a time leaves it to everyone else in turn.
+        self.catchUp = CatchUpReads(slots: store.database.dialect == .sqlite ? 1 : 2)
         self.authThrottle = AuthFailureThrottle(burst: configuration.wrongTokenBurst, perMinute: configuration.wrongTokensPerMinute,
                                                 clock: intervalClock)
         var passPushes: PassPushService?
@@ -110,7 +117,7 @@ public final class ProximaServer: Sendable {
     /// What the server needs running beside its HTTP service, to put before it in a service
     /// group (the webhook client).
     public var services: [any Service] {
-        [HTTPClientService(client: httpClient), webhooks, OutboxRetryService(ingestion: ingestion, logger: logger)] + (passPushes.map { [$0] } ?? []) + (configuration.mqtt.map { [$0] } ?? [])
+        [HTTPClientService(client: httpClient), webhooks, OutboxRetryService(ingestion: ingestion, logger: logger), StreamEndService(server: self)] + (passPushes.map { [$0] } ?? []) + (configuration.mqtt.map { [$0] } ?? [])
     }
 
     /// Stops outgoing deliveries, for users that run the router without a service group (tests);

@@ -28,6 +28,13 @@ public struct ServerConfiguration: Sendable {
     /// open, and a failed write is how a departed client's stream is found and its place among
     /// the stream limits given back (within about two intervals).
     public var eventKeepAlive: Duration = .seconds(5)
+    /// A stream told to end (its token revoked or expired) writes why and closes at once; one
+    /// stuck writing to a client that reads nothing loses its connection at the first sweep
+    /// (once a second) this long after.
+    public var streamEndGrace: Duration = .milliseconds(500)
+    /// A stream whose client has not taken one write for this long is closed (it resumes with
+    /// `Last-Event-ID`): what it cannot send waits in a bounded buffer, not in the server.
+    public var slowReaderTimeout: Duration = .seconds(10)
     /// A new connection must deliver its first complete request head (request line and
     /// headers) within this time, or it is answered 408 and closed.
     public var requestHeadTimeout: Duration = .seconds(10)

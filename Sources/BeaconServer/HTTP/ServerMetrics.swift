@@ -23,6 +23,10 @@ public final class ServerMetrics: Sendable {
     /// Database reads of the event ring (``EventRing``): its start, its refreshes for all of an
     /// instance's live streams, and the catch-up pages of streams behind the ring.
     let eventDatabaseReads: Metrics.Counter
+    /// Event streams closed because their client took no write for `slowReaderTimeout`.
+    let slowReadersClosed: Metrics.Counter
+    /// Event streams ended because their token was revoked or expired.
+    let streamsEndedByToken: Metrics.Counter
     /// `proxima_beacons{state=…}`: beacons per fleet-health state, set when scraped.
     let beaconStates: [HealthLevel: Prometheus.Gauge]
 
@@ -40,6 +44,8 @@ public final class ServerMetrics: Sendable {
         webhookDrops = Metrics.Counter(label: "proxima_webhook_events_dropped_total", factory: factory)
         observerFailures = Metrics.Counter(label: "proxima_observer_failures_total", factory: factory)
         eventDatabaseReads = Metrics.Counter(label: "proxima_event_stream_database_reads_total", factory: factory)
+        slowReadersClosed = Metrics.Counter(label: "proxima_event_streams_slow_closed_total", factory: factory)
+        streamsEndedByToken = Metrics.Counter(label: "proxima_event_streams_token_ended_total", factory: factory)
         let registry = self.registry
         let descriptor = MetricNameDescriptor(metricName: "proxima_beacons", unitName: "", helpText: "beacons per fleet-health state")
         beaconStates = Dictionary(uniqueKeysWithValues: HealthLevel.allCases.map { level in

@@ -1,0 +1,64 @@
+import DequeModule
+import Synchronization
+
+/// The database reads of event streams behind the ring (catch-up pages), shared: at most
+/// `slots` run at once in the whole server, and tokens take turns. Sixty-four streams of one
+/// token catching up half a million events then wait behind each other, not in front of
+/// `/health`, ingestion or another token's stream, which each wait for at most `slots` pages.
+final class CatchUpReads: Sendable {
+    let slots: Int
+    private let state = Mutex(State())
+
+    private struct State {
+        var running = 0
+        var waiting: [Int: Deque<CheckedContinuation<Void, Never>>] = [:]
+        /// Tokens with a waiting read, in turn order.
+        var turns: Deque<Int> = []
+    }
+
+    init(slots: Int) {
+        self.slots = max(1, slots)
+    }
+
+    /// Runs `read` in a slot, once it is the token's turn.
+    func withSlot<T>(tokenID: Int, _ read: () async throws -> T) async rethrows -> T {
+        await acquire(tokenID: tokenID)
+        defer { release() }
+        return try await read()
+    }
+
+    /// Reads waiting for a slot now (for tests and metrics).
+    var waitingCount: Int { state.withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
+
+    private func acquire(tokenID: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now: Bool = state.withLock { state in
+                if state.running < slots && state.turns.isEmpty {
+                    state.running += 1
+                    return true
+                }
+                if state.waiting[tokenID] == nil { state.turns.append(tokenID) }
+                state.waiting[tokenID, default: []].append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Hands the slot to the next token in turn, or frees it.
+    private func release() {
+        let next: CheckedContinuation<Void, Never>? = state.withLock { state in
+            guard let token = state.turns.popFirst(), var queue = state.waiting.removeValue(forKey: token),
+                  let first = queue.popFirst() else {
+                state.running -= 1
+                return nil
+            }
+            if !queue.isEmpty {
+                state.waiting[token] = queue
+                state.turns.append(token)
+            }
+            return first
+        }
+        next?.resume()
+    }
+}

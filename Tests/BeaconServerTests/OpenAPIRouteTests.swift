@@ -75,6 +75,9 @@ struct OpenAPIRouteTests {
             let cases: [(String, HTTPRequest.Method, String)] = [
                 ("/v1/tokens", .put, "GET, POST"), ("/v1/tokens/7", .get, "DELETE"),
                 ("/health", .post, "GET"), ("/v1/sites/3/plan", .patch, "POST"),
+                // The router takes the literal `save` before the capture `{recording}`, with no
+                // going back, so DELETE is not served here (it had been advertised).
+                ("/v1/sites/3/survey-recordings/save", .options, "POST"), ("/v1/sites/3/survey-recordings/save", .delete, "POST"),
             ]
             for (uri, method, allow) in cases {
                 try await client.execute(uri: uri, method: method, headers: harness.headers(.admin)) { response in
@@ -82,6 +85,10 @@ struct OpenAPIRouteTests {
                     #expect(response.headers[.allow] == allow, "\(method) \(uri)")
                     #expect(response.errorField == "method")
                 }
+            }
+            // A capture still serves its own method where no literal is in the way.
+            try await client.execute(uri: "/v1/sites/3/survey-recordings/7", method: .delete, headers: harness.headers(.admin)) { response in
+                #expect(response.status != .methodNotAllowed)
             }
         }
     }

@@ -185,7 +185,21 @@ struct PassRouteTests {
                 #expect(response.errorField == "passes")
                 #expect(response.text.contains("--pass-cert"))
             }
-            try await client.execute(uri: "/wallet/v1/passes/\(PassTestCertificates.passTypeIdentifier)/abc", method: .get) { response in
+            // Authentication first: without a token (or the pass's own) the answer is 401, which
+            // tells nothing of the server's configuration.
+            try await client.execute(uri: harness.passesPath, method: .post, headers: harness.base.headers(nil),
+                                     body: ByteBuffer(string: #"{"visitor":"Ada"}"#)) { response in
+                #expect(response.status == .unauthorized)
+            }
+            let registration = "/wallet/v1/devices/device1/registrations/\(PassTestCertificates.passTypeIdentifier)/abc"
+            for (uri, method) in [("/wallet/v1/passes/\(PassTestCertificates.passTypeIdentifier)/abc", HTTPRequest.Method.get),
+                                  (registration, .post), (registration, .delete)] {
+                try await client.execute(uri: uri, method: method, body: ByteBuffer(string: #"{"pushToken":"abc"}"#)) { response in
+                    #expect(response.status == .unauthorized, "\(method) \(uri)")
+                }
+            }
+            // The routes Wallet calls without a pass's token still say the service is not configured.
+            try await client.execute(uri: "/wallet/v1/log", method: .post, body: ByteBuffer(string: #"{"logs":["x"]}"#)) { response in
                 #expect(response.status == .serviceUnavailable)
             }
         }

@@ -168,6 +168,9 @@ struct WebhookTests {
         try await TestBackend.sqlite.withStore { store in
             await #expect(throws: RegistryError.self) { try await store.addWebhook(url: "ftp://x/y", secret: String(repeating: "s", count: 20), siteID: nil) }
             await #expect(throws: RegistryError.self) { try await store.addWebhook(url: "http://x/y", secret: "short", siteID: nil) }
+            // Six characters of three bytes each: 18 bytes, but 6 as the document's minLength counts.
+            await #expect(throws: RegistryError.self) { try await store.addWebhook(url: "http://x/y", secret: "€€€€€€", siteID: nil) }
+            _ = try await store.addWebhook(url: "http://x/y", secret: String(repeating: "€", count: 16), siteID: nil)
             await #expect(throws: RegistryError.self) { try await store.addWebhook(url: "http://x/y", secret: String(repeating: "s", count: 20), siteID: 99) }
         }
     }

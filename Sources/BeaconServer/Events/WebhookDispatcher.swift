@@ -18,7 +18,8 @@ extension Store {
     /// Registers a URL to receive enter and exit events (of one site, or all); the secret signs them.
     public func addWebhook(url: String, secret: String, siteID: Int?) async throws -> Webhook {
         try WebhookURL.check(url)
-        guard secret.utf8.count >= 16 else {
+        // Counted as JSON Schema's minLength counts (code points), so the document and the server agree.
+        guard secret.unicodeScalars.count >= 16 else {
             throw RegistryError(.invalid, field: "secret", "expected a secret of at least 16 characters to sign deliveries")
         }
         return try await database.transaction { db in

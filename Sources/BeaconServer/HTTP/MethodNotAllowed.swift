@@ -18,14 +18,34 @@ struct RouteTable: Sendable {
     }
 
     /// The methods served at a concrete request path, sorted; empty when no route matches it.
+    /// As the router's trie resolves a path, a literal segment wins over a capture at the first
+    /// place they differ, with no going back: `DELETE …/survey-recordings/save` is not
+    /// `DELETE …/survey-recordings/{recording}`, because the literal `save` of the POST route
+    /// is taken first.
     func methods(servingPath path: Substring) -> [HTTPRequest.Method] {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
-        let matching = routes.filter { route in
-            route.components.count == segments.count && zip(route.components, segments).allSatisfy { pattern, segment in
-                (pattern.hasPrefix("{") && pattern.hasSuffix("}")) || pattern == segment
+        let matching = routes.compactMap { route -> (literals: [Bool], method: HTTPRequest.Method)? in
+            guard route.components.count == segments.count else { return nil }
+            var literals: [Bool] = []
+            for (pattern, segment) in zip(route.components, segments) {
+                if pattern.hasPrefix("{") && pattern.hasSuffix("}") {
+                    literals.append(false)
+                } else if pattern == segment {
+                    literals.append(true)
+                } else {
+                    return nil
+                }
             }
+            return (literals, route.method)
         }
-        return Array(Set(matching.map(\.method))).sorted { $0.rawValue < $1.rawValue }
+        guard let chosen = matching.map(\.literals).max(by: { Self.literalFirst($1, over: $0) }) else { return [] }
+        return Array(Set(matching.filter { $0.literals == chosen }.map(\.method))).sorted { $0.rawValue < $1.rawValue }
+    }
+
+    /// Whether `a` takes a literal where `b` takes a capture at the first place they differ.
+    private static func literalFirst(_ a: [Bool], over b: [Bool]) -> Bool {
+        for (left, right) in zip(a, b) where left != right { return left }
+        return false
     }
 }
 

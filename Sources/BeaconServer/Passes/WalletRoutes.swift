@@ -29,9 +29,10 @@ extension ProximaServer {
         let prefix = Self.walletPrefix + "/v1"
         let registration = prefix + "/devices/:deviceLibraryIdentifier/registrations/:passTypeIdentifier/:serialNumber"
         router.post(RouterPath(registration)) { [store] request, context in
-            _ = try self.passConfiguration()
             let (device, passType, serial) = try Self.registrationParameters(context)
             _ = try await self.authorizePass(request, passType: passType, serial: serial)
+            // After the pass's own token: a request without one learns nothing of the configuration.
+            _ = try self.passConfiguration()
             let body = try await Self.decode(PushTokenBody.self, from: request, limit: 4 * 1024)
             try Self.checkIdentifier(body.pushToken, field: "pushToken")
             let created = try await store.registerDevice(
@@ -40,9 +41,10 @@ extension ProximaServer {
             return Response(status: created ? .created : .ok)
         }
         router.delete(RouterPath(registration)) { [store] request, context in
-            _ = try self.passConfiguration()
             let (device, passType, serial) = try Self.registrationParameters(context)
             _ = try await self.authorizePass(request, passType: passType, serial: serial)
+            // After the pass's own token: a request without one learns nothing of the configuration.
+            _ = try self.passConfiguration()
             _ = try await store.unregisterDevice(deviceLibraryIdentifier: device, passTypeIdentifier: passType, serial: serial)
             return Response(status: .ok)
         }
@@ -63,10 +65,10 @@ extension ProximaServer {
             return try Self.json(SerialNumbers(serialNumbers: updated.serials, lastUpdated: String(updated.lastUpdated)))
         }
         router.get(RouterPath(prefix + "/passes/:passTypeIdentifier/:serialNumber")) { [store] request, context in
-            let passes = try self.passConfiguration()
             let passType = try Self.identifierParameter(context, "passTypeIdentifier", field: "passTypeIdentifier")
             let serial = try Self.identifierParameter(context, "serialNumber", field: "serialNumber")
             let stored = try await self.authorizePass(request, passType: passType, serial: serial)
+            let passes = try self.passConfiguration()
             if let header = request.headers[.ifModifiedSince], let since = HTTPDate.parse(header),
                stored.pass.updatedAt.rounded(.down) <= since {
                 return Response(status: .notModified, headers: [.lastModified: HTTPDate.format(stored.pass.updatedAt)])

@@ -1,4 +1,5 @@
 @testable import BeaconServer
+import BeaconTesting
 import Synchronization
 import Testing
 
@@ -38,14 +39,14 @@ import Testing
         let order = Order()
         let gate = Gate()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await reads.withSlot(tokenID: 1) { await gate.hold() } }
+            group.addTask { try? await reads.withSlot(tokenID: 1) { await gate.hold() } }
             await Self.waitUntil { gate.entered }
             // Token 1 queues four reads before token 2 queues one.
             for index in 0..<4 {
-                group.addTask { await reads.withSlot(tokenID: 1) { order.add("A\(index)") } }
+                group.addTask { try? await reads.withSlot(tokenID: 1) { order.add("A\(index)") } }
                 await Self.waitUntil { reads.waitingCount == index + 1 }
             }
-            group.addTask { await reads.withSlot(tokenID: 2) { order.add("B") } }
+            group.addTask { try? await reads.withSlot(tokenID: 2) { order.add("B") } }
             await Self.waitUntil { reads.waitingCount == 5 }
             gate.open()
         }
@@ -60,7 +61,7 @@ import Testing
         await withTaskGroup(of: Void.self) { group in
             for token in 0..<20 {
                 group.addTask {
-                    await reads.withSlot(tokenID: token % 3) {
+                    try? await reads.withSlot(tokenID: token % 3) {
                         running.enter()
                         for _ in 0..<10 { await Task.yield() }
                         running.leave()
@@ -70,6 +71,27 @@ import Testing
         }
         #expect(running.counts.withLock { $0.most } == 2)
         #expect(running.counts.withLock { $0.now } == 0)
+    }
+}
+
+extension CatchUpReadsTests {
+    /// With a quarter of the time, a read that took 1 s keeps the slot 3 s more: the next read
+    /// starts only when the clock reaches it.
+    @Test(.timeLimit(.minutes(1)))
+    func aSlotRestsForWhatItsShareLeaves() async {
+        let clock = TestClock()
+        let reads = CatchUpReads(slots: 1, share: 0.25, clock: clock)
+        let order = Order()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try? await reads.withSlot(tokenID: 1) { clock.advance(by: .seconds(1)) } }
+            await clock.waitForSleepers(1)
+            group.addTask { _ = try? await reads.withSlot(tokenID: 2) { order.add("second at \(clock.now.offset)") } }
+            await Self.waitUntil { reads.waitingCount == 1 }
+            clock.advance(by: .milliseconds(2_999))
+            #expect(order.served.withLock { $0 }.isEmpty, "the slot rests 3 s")
+            clock.advance(by: .milliseconds(1))
+        }
+        #expect(order.served.withLock { $0 } == ["second at 4.0 seconds"])
     }
 }
 

@@ -5,8 +5,14 @@ import Synchronization
 /// `slots` run at once in the whole server, and tokens take turns. Sixty-four streams of one
 /// token catching up half a million events then wait behind each other, not in front of
 /// `/health`, ingestion or another token's stream, which each wait for at most `slots` pages.
+///
+/// A slot is also a budget of time: after a read that took `d`, the slot rests for
+/// `d × (1 / share − 1)` before the next, so catching up uses at most `share` of the database
+/// (and of the CPU that encodes what it read), however many streams wait.
 final class CatchUpReads: Sendable {
     let slots: Int
+    let share: Double
+    private let clock: any Clock<Duration>
     private let state = Mutex(State())
 
     private struct State {
@@ -16,15 +22,22 @@ final class CatchUpReads: Sendable {
         var turns: Deque<Int> = []
     }
 
-    init(slots: Int) {
+    init(slots: Int, share: Double = 1, clock: any Clock<Duration> = ContinuousClock()) {
         self.slots = max(1, slots)
+        self.share = min(1, max(0.01, share))
+        self.clock = clock
     }
 
     /// Runs `read` in a slot, once it is the token's turn.
-    func withSlot<T>(tokenID: Int, _ read: () async throws -> T) async rethrows -> T {
+    func withSlot<T>(tokenID: Int, _ read: () async throws -> T) async throws -> T {
         await acquire(tokenID: tokenID)
         defer { release() }
-        return try await read()
+        var result: Result<T, any Error>!
+        let took = await clock.measure {
+            do { result = .success(try await read()) } catch { result = .failure(error) }
+        }
+        if share < 1 { try? await clock.sleep(for: took * (1 / share - 1)) }
+        return try result.get()
     }
 
     /// Reads waiting for a slot now (for tests and metrics).

@@ -95,8 +95,9 @@ public final class ProximaServer: Sendable {
                                        rotation: rotation, registry: registry, publisher: publisher, metrics: metrics, clock: clock)
         self.limiter = RateLimiter(rate: configuration.batchesPerSecond, burst: configuration.batchBurst, clock: intervalClock)
         self.streams = EventStreamLimiter(perToken: configuration.maxEventStreamsPerToken, total: configuration.maxEventStreams)
-        // SQLite has one connection: one catch-up read at a time leaves it to everyone else in turn.
-        self.catchUp = CatchUpReads(slots: store.database.dialect == .sqlite ? 1 : 2)
+        // SQLite has one connection: one catch-up read at a time leaves it to everyone else in
+        // turn, and a quarter of the time keeps ingestion's own reads and writes in front.
+        self.catchUp = CatchUpReads(slots: store.database.dialect == .sqlite ? 1 : 2, share: configuration.catchUpShare, clock: intervalClock)
         self.authThrottle = AuthFailureThrottle(burst: configuration.wrongTokenBurst, perMinute: configuration.wrongTokensPerMinute,
                                                 clock: intervalClock)
         var passPushes: PassPushService?

@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     /// A stream whose client has not taken one write for this long is closed (it resumes with
     /// `Last-Event-ID`): what it cannot send waits in a bounded buffer, not in the server.
     public var slowReaderTimeout: Duration = .seconds(10)
+    /// The most of the database's time (and the CPU that encodes what they read) that streams
+    /// catching up from an old id take, all together (CatchUpReads).
+    public var catchUpShare = 0.25
     /// A new connection must deliver its first complete request head (request line and
     /// headers) within this time, or it is answered 408 and closed.
     public var requestHeadTimeout: Duration = .seconds(10)
